@@ -1,0 +1,47 @@
+# kraftd build, run and test entry points. `make test` is what CI runs.
+SHELL := /usr/bin/env bash
+GO ?= go
+# Apache Kafka jars are fetched by Maven into this cache, outside the repository.
+KRAFTD_KAFKA_CACHE ?= $(HOME)/.cache/kraftd/kafka
+export KRAFTD_KAFKA_CACHE
+SEEDS ?= 10000
+
+.PHONY: all build run test vet gen gen-check kafka tools sim bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/kraftd ./cmd/kraftd
+
+# A standalone single-node quorum on 127.0.0.1:9093 with its data in ./data.
+run: build
+	./scripts/run-standalone.sh
+
+tools:
+	./scripts/check-tools.sh
+
+# Apache Kafka 4.1.x and the newest 4.x, fetched with Maven (cached).
+kafka: tools
+	./scripts/fetch-kafka.sh
+
+vet:
+	$(GO) vet ./...
+
+gen:
+	$(GO) run ./metadata/gen
+
+gen-check:
+	./scripts/verify-gen.sh
+
+test: tools kafka vet gen-check build
+	$(GO) test -race -count=1 -timeout 80m ./...
+
+# Run many simulation seeds: make sim SEEDS=100000
+sim:
+	$(GO) test ./quorum/sim -run TestSimulation -count=1 -timeout 0 -sim.seeds=$(SEEDS)
+
+bench: build kafka
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+clean:
+	rm -rf bin

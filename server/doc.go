@@ -1,0 +1,10 @@
+// Package server is kraftd's I/O shell. It owns listeners, connections,
+// goroutines and the real clock. It decodes frames with package protocol,
+// dispatches them to one handler per API key (files named NN_api_name.go),
+// runs the quorum's Ready loop (persist with fsync, then send, then apply,
+// then Advance) and keeps each connection's responses in request order.
+//
+// It must never hold consensus or cluster state of its own: that lives in
+// packages quorum and controller. A request that waits (a parked Fetch) must
+// never hold up another connection.
+package server
