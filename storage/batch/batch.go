@@ -1,0 +1,225 @@
+// Package batch encodes and decodes Kafka RecordBatch v2 (magic 2), the unit
+// of the __cluster_metadata log on disk and in Fetch responses.
+//
+// It is pure: it works on byte slices only, never on files or sockets. Every
+// decoder checks lengths before reading and returns an error, never panics,
+// on short or corrupt input. Compressed batches are recognized and refused
+// (ErrCompressed): Apache's KRaft writes its metadata log uncompressed.
+package batch
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+)
+
+// Layout of the fixed 61-byte batch header (offsets from the batch start).
+const (
+	offBaseOffset      = 0
+	offLength          = 8
+	offLeaderEpoch     = 12
+	offMagic           = 16
+	offCRC             = 17
+	offAttributes      = 21
+	offLastOffsetDelta = 23
+	offBaseTimestamp   = 27
+	offMaxTimestamp    = 35
+	offProducerID      = 43
+	offProducerEpoch   = 51
+	offBaseSequence    = 53
+	offRecordCount     = 57
+
+	// HeaderSize is the size of the batch header before the first record.
+	HeaderSize = 61
+	// LogOverhead is the part of the header not counted by the Length field.
+	LogOverhead = 12
+
+	// Magic is the only record batch format kraftd reads or writes.
+	Magic = 2
+
+	// AttrControl marks a control batch (LeaderChange, snapshot header...).
+	AttrControl int16 = 1 << 5
+	// AttrTransactional marks a transactional batch; never set in KRaft.
+	AttrTransactional int16 = 1 << 4
+	attrCompressionMask int16 = 0x7
+)
+
+var (
+	// ErrShort means buf ends inside a batch. In a Fetch response or at the
+	// tail of a segment this is a partial batch, not corruption.
+	ErrShort = errors.New("batch: truncated batch")
+	// ErrCorrupt means the bytes cannot be a valid batch (bad length, magic or CRC).
+	ErrCorrupt = errors.New("batch: corrupt batch")
+	// ErrCompressed means the batch uses a compression codec kraftd does not read.
+	ErrCompressed = errors.New("batch: compressed batches are not supported")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Header is the fixed part of a batch.
+type Header struct {
+	BaseOffset           int64
+	Length               int32 // bytes after the Length field
+	PartitionLeaderEpoch int32
+	Magic                int8
+	CRC                  uint32
+	Attributes           int16
+	LastOffsetDelta      int32
+	BaseTimestamp        int64
+	MaxTimestamp         int64
+	ProducerID           int64
+	ProducerEpoch        int16
+	BaseSequence         int32
+	RecordCount          int32
+}
+
+// Size is the whole batch's size in bytes.
+func (h *Header) Size() int { return int(h.Length) + LogOverhead }
+
+// LastOffset is the offset of the batch's last record.
+func (h *Header) LastOffset() int64 { return h.BaseOffset + int64(h.LastOffsetDelta) }
+
+// NextOffset is the offset just after the batch.
+func (h *Header) NextOffset() int64 { return h.LastOffset() + 1 }
+
+// IsControl reports whether the batch holds control records.
+func (h *Header) IsControl() bool { return h.Attributes&AttrControl != 0 }
+
+// Record is one record inside a batch. A nil Key or Value is encoded as null.
+type Record struct {
+	Attributes     int8
+	TimestampDelta int64
+	OffsetDelta    int32
+	Key            []byte
+	Value          []byte
+	Headers        []RecordHeader
+}
+
+// RecordHeader is a record's key/value header (the metadata log writes none).
+type RecordHeader struct {
+	Key   string
+	Value []byte
+}
+
+// Batch is a decoded batch: its header and records.
+type Batch struct {
+	Header
+	Records []Record
+}
+
+// ReadHeader decodes and sanity-checks the header of the batch at the start
+// of buf without checking the CRC. It returns ErrShort when buf holds less
+// than the whole batch.
+func ReadHeader(buf []byte) (Header, error) {
+	var h Header
+	if len(buf) < LogOverhead {
+		return h, ErrShort
+	}
+	h.BaseOffset = int64(binary.BigEndian.Uint64(buf[offBaseOffset:]))
+	h.Length = int32(binary.BigEndian.Uint32(buf[offLength:]))
+	if h.Length < HeaderSize-LogOverhead {
+		return h, fmt.Errorf("%w: length %d at offset %d is below the header size", ErrCorrupt, h.Length, h.BaseOffset)
+	}
+	if len(buf) < HeaderSize {
+		return h, ErrShort
+	}
+	h.Magic = int8(buf[offMagic])
+	if h.Magic != Magic {
+		return h, fmt.Errorf("%w: magic %d at offset %d, want %d", ErrCorrupt, h.Magic, h.BaseOffset, Magic)
+	}
+	h.PartitionLeaderEpoch = int32(binary.BigEndian.Uint32(buf[offLeaderEpoch:]))
+	h.CRC = binary.BigEndian.Uint32(buf[offCRC:])
+	h.Attributes = int16(binary.BigEndian.Uint16(buf[offAttributes:]))
+	h.LastOffsetDelta = int32(binary.BigEndian.Uint32(buf[offLastOffsetDelta:]))
+	h.BaseTimestamp = int64(binary.BigEndian.Uint64(buf[offBaseTimestamp:]))
+	h.MaxTimestamp = int64(binary.BigEndian.Uint64(buf[offMaxTimestamp:]))
+	h.ProducerID = int64(binary.BigEndian.Uint64(buf[offProducerID:]))
+	h.ProducerEpoch = int16(binary.BigEndian.Uint16(buf[offProducerEpoch:]))
+	h.BaseSequence = int32(binary.BigEndian.Uint32(buf[offBaseSequence:]))
+	h.RecordCount = int32(binary.BigEndian.Uint32(buf[offRecordCount:]))
+	if h.LastOffsetDelta < 0 || h.RecordCount < 0 {
+		return h, fmt.Errorf("%w: negative offset delta or record count at offset %d", ErrCorrupt, h.BaseOffset)
+	}
+	if len(buf) < h.Size() {
+		return h, ErrShort
+	}
+	return h, nil
+}
+
+// Check validates the batch at the start of buf, CRC included, and returns
+// its header. Use it on untrusted bytes before keeping them.
+func Check(buf []byte) (Header, error) {
+	h, err := ReadHeader(buf)
+	if err != nil {
+		return h, err
+	}
+	if got := crc32.Checksum(buf[offAttributes:h.Size()], castagnoli); got != h.CRC {
+		return h, fmt.Errorf("%w: crc %08x at offset %d, stored %08x", ErrCorrupt, got, h.BaseOffset, h.CRC)
+	}
+	return h, nil
+}
+
+// Decode validates and fully decodes the batch at the start of buf. The
+// records' Key and Value alias buf.
+func Decode(buf []byte) (Batch, error) {
+	h, err := Check(buf)
+	if err != nil {
+		return Batch{Header: h}, err
+	}
+	b := Batch{Header: h}
+	if h.Attributes&attrCompressionMask != 0 {
+		return b, fmt.Errorf("%w (codec %d at offset %d)", ErrCompressed, h.Attributes&attrCompressionMask, h.BaseOffset)
+	}
+	r := reader{buf: buf[HeaderSize:h.Size()]}
+	// Every record takes at least 7 bytes, so a count beyond that is corrupt
+	// and must not size an allocation.
+	if int(h.RecordCount) > len(r.buf)/7+1 {
+		return b, fmt.Errorf("%w: %d records cannot fit in %d bytes at offset %d", ErrCorrupt, h.RecordCount, len(r.buf), h.BaseOffset)
+	}
+	b.Records = make([]Record, 0, h.RecordCount)
+	for i := int32(0); i < h.RecordCount; i++ {
+		rec, err := r.record()
+		if err != nil {
+			return b, fmt.Errorf("%w: record %d of batch at offset %d: %v", ErrCorrupt, i, h.BaseOffset, err)
+		}
+		b.Records = append(b.Records, rec)
+	}
+	if len(r.buf) != 0 {
+		return b, fmt.Errorf("%w: %d trailing bytes in batch at offset %d", ErrCorrupt, len(r.buf), h.BaseOffset)
+	}
+	return b, nil
+}
+
+// Walk calls fn for each whole batch at the start of buf, in order, after
+// checking its CRC. It stops at the first partial batch and returns the
+// number of bytes consumed; corruption is returned as an error.
+func Walk(buf []byte, fn func(h Header, raw []byte) error) (int, error) {
+	pos := 0
+	for pos < len(buf) {
+		h, err := Check(buf[pos:])
+		if errors.Is(err, ErrShort) {
+			return pos, nil
+		}
+		if err != nil {
+			return pos, err
+		}
+		if err := fn(h, buf[pos:pos+h.Size()]); err != nil {
+			return pos, err
+		}
+		pos += h.Size()
+	}
+	return pos, nil
+}
+
+// SetBaseOffset rewrites the base offset of an encoded batch in place. The
+// CRC does not cover it, so the batch stays valid.
+func SetBaseOffset(raw []byte, off int64) {
+	binary.BigEndian.PutUint64(raw[offBaseOffset:], uint64(off))
+}
+
+// SetLeaderEpoch rewrites the partition leader epoch of an encoded batch in
+// place. The CRC does not cover it either.
+func SetLeaderEpoch(raw []byte, epoch int32) {
+	binary.BigEndian.PutUint32(raw[offLeaderEpoch:], uint32(epoch))
+}

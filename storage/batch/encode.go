@@ -1,0 +1,158 @@
+package batch
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+)
+
+// Builder fields for a new batch. Offsets inside the batch are assigned from
+// the record's position: record i gets OffsetDelta i.
+type Builder struct {
+	BaseOffset  int64
+	LeaderEpoch int32
+	Timestamp   int64 // append time in ms; base and max timestamp alike
+	Control     bool
+}
+
+// Encode appends one uncompressed batch holding records to dst, as Apache's
+// KRaft BatchBuilder writes it: CREATE_TIME, no producer (-1/-1/-1), record
+// attributes 0, timestamp deltas 0, offset delta = position.
+func (b Builder) Encode(dst []byte, records []Record) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, HeaderSize)...)
+	hdr := dst[start:]
+	binary.BigEndian.PutUint64(hdr[offBaseOffset:], uint64(b.BaseOffset))
+	binary.BigEndian.PutUint32(hdr[offLeaderEpoch:], uint32(b.LeaderEpoch))
+	hdr[offMagic] = Magic
+	var attrs int16
+	if b.Control {
+		attrs |= AttrControl
+	}
+	binary.BigEndian.PutUint16(hdr[offAttributes:], uint16(attrs))
+	last := int32(len(records) - 1)
+	if last < 0 {
+		last = 0
+	}
+	binary.BigEndian.PutUint32(hdr[offLastOffsetDelta:], uint32(last))
+	binary.BigEndian.PutUint64(hdr[offBaseTimestamp:], uint64(b.Timestamp))
+	binary.BigEndian.PutUint64(hdr[offMaxTimestamp:], uint64(b.Timestamp))
+	binary.BigEndian.PutUint64(hdr[offProducerID:], ^uint64(0))
+	binary.BigEndian.PutUint16(hdr[offProducerEpoch:], ^uint16(0))
+	binary.BigEndian.PutUint32(hdr[offBaseSequence:], ^uint32(0))
+	binary.BigEndian.PutUint32(hdr[offRecordCount:], uint32(len(records)))
+	for i, r := range records {
+		r.OffsetDelta = int32(i)
+		dst = appendRecord(dst, r)
+	}
+	batch := dst[start:]
+	binary.BigEndian.PutUint32(batch[offLength:], uint32(len(batch)-LogOverhead))
+	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], castagnoli))
+	return dst
+}
+
+func appendRecord(dst []byte, r Record) []byte {
+	var body []byte
+	body = append(body, byte(r.Attributes))
+	body = binary.AppendVarint(body, r.TimestampDelta)
+	body = binary.AppendVarint(body, int64(r.OffsetDelta))
+	body = appendVarBytes(body, r.Key)
+	body = appendVarBytes(body, r.Value)
+	body = binary.AppendVarint(body, int64(len(r.Headers)))
+	for _, h := range r.Headers {
+		body = binary.AppendVarint(body, int64(len(h.Key)))
+		body = append(body, h.Key...)
+		body = appendVarBytes(body, h.Value)
+	}
+	dst = binary.AppendVarint(dst, int64(len(body)))
+	return append(dst, body...)
+}
+
+func appendVarBytes(dst, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
+
+// reader decodes the records section of a batch.
+type reader struct{ buf []byte }
+
+var errRecordShort = errors.New("record runs past the batch end")
+
+func (r *reader) varint() (int64, error) {
+	v, n := binary.Varint(r.buf)
+	if n <= 0 {
+		return 0, errRecordShort
+	}
+	r.buf = r.buf[n:]
+	return v, nil
+}
+
+func (r *reader) bytes() ([]byte, error) {
+	n, err := r.varint()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, nil
+	}
+	if n > int64(len(r.buf)) {
+		return nil, errRecordShort
+	}
+	b := r.buf[:n:n]
+	r.buf = r.buf[n:]
+	return b, nil
+}
+
+func (r *reader) record() (Record, error) {
+	var rec Record
+	size, err := r.varint()
+	if err != nil {
+		return rec, err
+	}
+	if size < 1 || size > int64(len(r.buf)) {
+		return rec, errRecordShort
+	}
+	body := reader{buf: r.buf[:size]}
+	r.buf = r.buf[size:]
+	rec.Attributes = int8(body.buf[0])
+	body.buf = body.buf[1:]
+	if rec.TimestampDelta, err = body.varint(); err != nil {
+		return rec, err
+	}
+	od, err := body.varint()
+	if err != nil {
+		return rec, err
+	}
+	rec.OffsetDelta = int32(od)
+	if rec.Key, err = body.bytes(); err != nil {
+		return rec, err
+	}
+	if rec.Value, err = body.bytes(); err != nil {
+		return rec, err
+	}
+	nh, err := body.varint()
+	if err != nil {
+		return rec, err
+	}
+	if nh < 0 || nh > int64(len(body.buf)) {
+		return rec, errors.New("bad header count")
+	}
+	for i := int64(0); i < nh; i++ {
+		k, err := body.bytes()
+		if err != nil {
+			return rec, err
+		}
+		v, err := body.bytes()
+		if err != nil {
+			return rec, err
+		}
+		rec.Headers = append(rec.Headers, RecordHeader{Key: string(k), Value: v})
+	}
+	if len(body.buf) != 0 {
+		return rec, errors.New("trailing bytes in record")
+	}
+	return rec, nil
+}
