@@ -1,0 +1,157 @@
+package compat
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+)
+
+// Versions are the Apache Kafka releases the interop tests run against: the
+// 4.1.x line and the newest 4.x that the registry serves. scripts/fetch-kafka.sh
+// pins the same list.
+var Versions = []string{"4.1.2", "4.4.0"}
+
+// CacheEnv names the environment variable that points at the directory where
+// scripts/fetch-kafka.sh (`make kafka`) put the Apache Kafka jars.
+const CacheEnv = "KRAFTD_KAFKA_CACHE"
+
+// KafkaCache returns the cache directory holding the given Apache Kafka
+// version, or fails the test (never skips) saying to run `make kafka`.
+func KafkaCache(t testing.TB, version string) string {
+	t.Helper()
+	cache := os.Getenv(CacheEnv)
+	if cache == "" {
+		t.Fatalf("%s is not set: run `make kafka` (or `make test`, which exports it) to fetch Apache Kafka %s", CacheEnv, version)
+	}
+	dir := filepath.Join(cache, version)
+	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
+		t.Fatalf("Apache Kafka %s is not fetched into %s: run `make kafka` (%v)", version, cache, err)
+	}
+	jar := filepath.Join(dir, "libs", "kafka_2.13-"+version+".jar")
+	if _, err := os.Stat(jar); err != nil {
+		t.Fatalf("Apache Kafka %s is incomplete in %s: run `make kafka` (%v)", version, cache, err)
+	}
+	return dir
+}
+
+// RepoRoot returns the root of the kraftd repository (the directory holding
+// go.mod), found from this source file's location.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("compat: cannot locate the repository root")
+	}
+	dir := filepath.Dir(file)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("compat: no go.mod above %s", file)
+		}
+		dir = parent
+	}
+}
+
+// FreePorts returns n distinct free TCP ports on 127.0.0.1. It binds port 0
+// n times, holding every listener until all are chosen, then closes them.
+// Another process may still take a port before the caller binds it; that is
+// rare and shows as a bind failure in the process log.
+func FreePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("compat: find a free port: %v", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// Addr formats a loopback address for a port.
+func Addr(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
+
+// NewUUID returns a random Kafka Uuid in Kafka's text form: 16 bytes in
+// URL-safe base64 without padding. Like Apache's Uuid.randomUuid it never
+// returns the reserved ids (all-zero high bits and a low value below 100)
+// nor a string starting with '-', which command lines would take for a flag.
+func NewUUID() string {
+	for {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			panic(err)
+		}
+		s := base64.RawURLEncoding.EncodeToString(b[:])
+		reserved := true
+		for _, c := range b[:15] {
+			if c != 0 {
+				reserved = false
+			}
+		}
+		if s[0] != '-' && !(reserved && b[15] < 100) {
+			return s
+		}
+	}
+}
+
+// JVMBudget is how many Apache Kafka JVMs the tests of this package run at
+// once (servers and tools alike). The machine has 2 cores; the default keeps
+// one 3-node quorum, or one single node with its tools, at a time.
+// KRAFTD_COMPAT_JVMS overrides it.
+var JVMBudget = func() int {
+	if n, err := strconv.Atoi(os.Getenv("KRAFTD_COMPAT_JVMS")); err == nil && n > 0 {
+		return n
+	}
+	return 3
+}()
+
+var jvms struct {
+	sync.Mutex
+	cond  *sync.Cond
+	inUse int
+}
+
+func init() { jvms.cond = sync.NewCond(&jvms.Mutex) }
+
+// ReserveJVMs blocks until n JVM slots of JVMBudget are free, takes them all
+// at once (so tests needing several never deadlock each other), and gives
+// them back when the test ends. A test asking for more than the budget gets
+// the whole budget.
+func ReserveJVMs(t testing.TB, n int) {
+	t.Helper()
+	n = min(n, JVMBudget)
+	jvms.Lock()
+	for jvms.inUse+n > JVMBudget {
+		jvms.cond.Wait()
+	}
+	jvms.inUse += n
+	jvms.Unlock()
+	t.Cleanup(func() {
+		jvms.Lock()
+		jvms.inUse -= n
+		jvms.Unlock()
+		jvms.cond.Broadcast()
+	})
+}
+
+// writeFile writes a file or fails the test.
+func writeFile(t testing.TB, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatalf("compat: %v", err)
+	}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("compat: "+format, args...) }

@@ -1,0 +1,27 @@
+package compat
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// KraftdBinary returns the path of bin/kraftd (built by `make build`), or
+// fails the test saying to build it.
+func KraftdBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(RepoRoot(t), "bin", "kraftd")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%s is missing: run `make build` (%v)", bin, err)
+	}
+	return bin
+}
+
+// StartKraftd starts bin/kraftd with args (e.g. "start", "--config", path)
+// as a Process named name, stopped by PID at the end of the test.
+// Configuration files can be written with FormatProperties and the same
+// server.properties keys as Apache's (ApacheNode.Props is a model).
+func StartKraftd(t testing.TB, name string, args ...string) *Process {
+	t.Helper()
+	return StartProcess(t, name, append([]string{KraftdBinary(t)}, args...)...)
+}
