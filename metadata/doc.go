@@ -4,4 +4,35 @@
 //
 // It must never do network I/O or read the clock, and it must stay cheap at
 // millions of partitions.
+//
+// # Record types
+//
+// records_generated.go is written by metadata/gen from one definition file
+// per record in metadata/definitions (format in its README.md); run
+// `make gen` after editing a definition, and `scripts/verify-gen.sh` fails
+// when the generated file is stale. It covers every metadata record of
+// Apache Kafka 4.1 at every version, the newer 4.x versions and records
+// (RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3,
+// UnregisterControllerRecord), and the KRaft control record values
+// (LeaderChangeMessage, SnapshotHeaderRecord, SnapshotFooterRecord,
+// KRaftVersionRecord, VotersRecord).
+//
+// Each record is a struct with a Version, its fields, and UnknownTags, which
+// keeps tagged fields this package does not know so that they are written
+// back unchanged. AppendTo encodes at Version (all records are flexible:
+// compact strings, arrays and bytes, and a tagged-field section where a
+// tagged field is written only when it differs from its default); ReadFrom
+// decodes at Version, leaving fields the version lacks at their defaults.
+// Decoding never panics and never allocates more than the input could hold;
+// failures are *DecodeError values such as
+// "metadata: PartitionRecord v1: field Replicas: not enough data".
+// NewRecord and RecordName map the (non-contiguous) apiKeys to types.
+//
+// # Framing
+//
+// EncodeValue and DecodeValue add and check the value frame of metadata
+// records (frame version 1, apiKey, version, body; frame.go).
+// EncodeControl and DecodeControl handle control records: a 4-byte key
+// (version 0, type) and the message value, read at version 0 as Apache does
+// (control.go). Record batches themselves belong to storage/batch.
 package metadata

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Fails when metadata/records_generated.go is not what metadata/gen writes from
+# metadata/definitions today. Run by `make gen-check` (part of `make test`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+"${GO:-go}" run ./metadata/gen -out "$tmp/records_generated.go"
+if ! diff -u metadata/records_generated.go "$tmp/records_generated.go" >"$tmp/diff"; then
+	head -n 40 "$tmp/diff" >&2
+	echo "generated code is stale: run make gen" >&2
+	exit 1
+fi
