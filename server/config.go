@@ -1,0 +1,312 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Endpoint is one listener address, as in `NAME://host:port`.
+type Endpoint struct {
+	Name string
+	Host string
+	Port uint16
+}
+
+func (e Endpoint) String() string {
+	return fmt.Sprintf("%s://%s", e.Name, net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))))
+}
+
+// Voter is one entry of controller.quorum.voters (`id@host:port`).
+type Voter struct {
+	ID   int32
+	Host string
+	Port uint16
+}
+
+// Config is a controller's configuration, read from Apache Kafka's own
+// server.properties keys so that an operator can reuse an Apache controller's
+// file unchanged.
+type Config struct {
+	NodeID                 int32
+	Voters                 []Voter  // controller.quorum.voters (static quorum)
+	BootstrapServers       []string // controller.quorum.bootstrap.servers (dynamic quorum)
+	Listeners              []Endpoint
+	AdvertisedListeners    []Endpoint // falls back to Listeners
+	ControllerListenerName []string
+	MetadataLogDir         string
+	LogDirs                []string
+
+	ElectionTimeoutMs      int
+	FetchTimeoutMs         int
+	ElectionBackoffMaxMs   int
+	RequestTimeoutMs       int
+	RetryBackoffMs         int
+	MaxFrameSize           int32
+	SegmentBytes           int64
+	SegmentMs              int64
+	MaxRetentionBytes      int64
+	MaxRetentionMs         int64
+	SnapshotBytes          int64 // metadata.log.max.record.bytes.between.snapshots
+	SnapshotIntervalMs     int64
+	IdleIntervalMs         int
+	BrokerSessionTimeoutMs int
+	BrokerHeartbeatMs      int
+
+	// Unknown lists keys kraftd does not use; start-up warns about each.
+	Unknown []string
+}
+
+// ConfigError names the offending key, so start-up can say exactly what to fix.
+type ConfigError struct {
+	Key string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return fmt.Sprintf("config %s: %v", e.Key, e.Err) }
+
+// ParseConfig validates props into a Config. Every error is a *ConfigError.
+func ParseConfig(props map[string]string) (*Config, error) {
+	c := &Config{}
+	p := parser{props: props, used: map[string]bool{}}
+
+	if roles := p.str("process.roles", ""); roles != "controller" {
+		return nil, p.fail("process.roles", fmt.Errorf("%q: kraftd runs only as a controller (process.roles=controller)", roles))
+	}
+	c.NodeID = p.int32Req("node.id", 0)
+	c.Voters = p.voters("controller.quorum.voters")
+	c.BootstrapServers = p.list("controller.quorum.bootstrap.servers")
+	for _, s := range c.BootstrapServers {
+		if _, _, err := splitHostPort(s); err != nil {
+			p.setErr("controller.quorum.bootstrap.servers", err)
+		}
+	}
+	c.ControllerListenerName = p.list("controller.listener.names")
+	if len(c.ControllerListenerName) == 0 {
+		p.setErr("controller.listener.names", errors.New("is required for a controller"))
+	}
+	c.Listeners = p.endpoints("listeners")
+	c.AdvertisedListeners = p.endpoints("advertised.listeners")
+	if len(c.AdvertisedListeners) == 0 {
+		c.AdvertisedListeners = c.Listeners
+	}
+	p.securityProtocols(c.ControllerListenerName, c.Listeners)
+	for _, name := range c.ControllerListenerName {
+		if !slices.ContainsFunc(c.Listeners, func(e Endpoint) bool { return e.Name == name }) {
+			p.setErr("listeners", fmt.Errorf("has no listener named %s from controller.listener.names", name))
+		}
+	}
+	c.LogDirs = p.list("log.dirs")
+	if len(c.LogDirs) == 0 {
+		c.LogDirs = p.list("log.dir")
+	}
+	c.MetadataLogDir = p.str("metadata.log.dir", "")
+	if c.MetadataLogDir == "" {
+		if len(c.LogDirs) == 0 {
+			p.setErr("metadata.log.dir", errors.New("neither metadata.log.dir nor log.dirs is set"))
+		} else {
+			c.MetadataLogDir = c.LogDirs[0]
+		}
+	}
+	if len(c.Voters) > 0 && len(c.BootstrapServers) > 0 {
+		p.setErr("controller.quorum.bootstrap.servers", errors.New("cannot be set together with controller.quorum.voters"))
+	}
+
+	c.ElectionTimeoutMs = int(p.int64("controller.quorum.election.timeout.ms", 1000, 1))
+	c.FetchTimeoutMs = int(p.int64("controller.quorum.fetch.timeout.ms", 2000, 1))
+	c.ElectionBackoffMaxMs = int(p.int64("controller.quorum.election.backoff.max.ms", 1000, 0))
+	c.RequestTimeoutMs = int(p.int64("controller.quorum.request.timeout.ms", 2000, 1))
+	c.RetryBackoffMs = int(p.int64("controller.quorum.retry.backoff.ms", 20, 0))
+	// kraftd has no fixed linger (it group-commits), so the key is accepted and unused.
+	p.int64("controller.quorum.append.linger.ms", 25, 0)
+	c.MaxFrameSize = int32(p.int64("socket.request.max.bytes", 100*1024*1024, 1))
+	c.SegmentBytes = p.int64("metadata.log.segment.bytes", 1<<30, 12)
+	c.SegmentMs = p.int64("metadata.log.segment.ms", 7*24*3600*1000, 1)
+	c.MaxRetentionBytes = p.int64("metadata.max.retention.bytes", 100*1024*1024, -1)
+	c.MaxRetentionMs = p.int64("metadata.max.retention.ms", 7*24*3600*1000, -1)
+	c.SnapshotBytes = p.int64("metadata.log.max.record.bytes.between.snapshots", 20*1024*1024, 1)
+	c.SnapshotIntervalMs = p.int64("metadata.log.max.snapshot.interval.ms", 3600*1000, 0)
+	c.IdleIntervalMs = int(p.int64("metadata.max.idle.interval.ms", 500, 0))
+	c.BrokerSessionTimeoutMs = int(p.int64("broker.session.timeout.ms", 9000, 1))
+	c.BrokerHeartbeatMs = int(p.int64("broker.heartbeat.interval.ms", 2000, 1))
+
+	if p.err != nil {
+		return nil, p.err
+	}
+	for k := range props {
+		if !p.used[k] {
+			c.Unknown = append(c.Unknown, k)
+		}
+	}
+	sort.Strings(c.Unknown)
+	return c, nil
+}
+
+// ControllerEndpoints returns the advertised endpoints of the controller
+// listeners, in controller.listener.names order.
+func (c *Config) ControllerEndpoints() []Endpoint {
+	var out []Endpoint
+	for _, name := range c.ControllerListenerName {
+		for _, e := range c.AdvertisedListeners {
+			if e.Name == name {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+type parser struct {
+	props map[string]string
+	used  map[string]bool
+	err   error
+}
+
+func (p *parser) setErr(key string, err error) {
+	if p.err == nil {
+		p.err = &ConfigError{Key: key, Err: err}
+	}
+}
+
+func (p *parser) fail(key string, err error) error {
+	p.setErr(key, err)
+	return p.err
+}
+
+func (p *parser) str(key, def string) string {
+	p.used[key] = true
+	if v, ok := p.props[key]; ok {
+		return strings.TrimSpace(v)
+	}
+	return def
+}
+
+func (p *parser) list(key string) []string {
+	var out []string
+	for _, s := range strings.Split(p.str(key, ""), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *parser) int64(key string, def, min int64) int64 {
+	s := p.str(key, "")
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		p.setErr(key, fmt.Errorf("%q is not an integer", s))
+		return def
+	}
+	if v < min {
+		p.setErr(key, fmt.Errorf("%d is below the minimum %d", v, min))
+		return def
+	}
+	return v
+}
+
+func (p *parser) int32Req(key string, min int64) int32 {
+	if p.str(key, "") == "" {
+		p.setErr(key, errors.New("is required"))
+		return -1
+	}
+	v := p.int64(key, -1, min)
+	if v > 1<<31-1 {
+		p.setErr(key, fmt.Errorf("%d does not fit in 32 bits", v))
+	}
+	return int32(v)
+}
+
+func (p *parser) voters(key string) []Voter {
+	var out []Voter
+	for _, s := range p.list(key) {
+		id, addr, ok := strings.Cut(s, "@")
+		n, err := strconv.ParseInt(id, 10, 32)
+		if !ok || err != nil || n < 0 {
+			p.setErr(key, fmt.Errorf("%q is not id@host:port", s))
+			continue
+		}
+		host, port, err := splitHostPort(addr)
+		if err != nil {
+			p.setErr(key, fmt.Errorf("%q: %v", s, err))
+			continue
+		}
+		if slices.ContainsFunc(out, func(v Voter) bool { return v.ID == int32(n) }) {
+			p.setErr(key, fmt.Errorf("voter %d is listed twice", n))
+		}
+		out = append(out, Voter{ID: int32(n), Host: host, Port: port})
+	}
+	return out
+}
+
+func (p *parser) endpoints(key string) []Endpoint {
+	var out []Endpoint
+	for _, s := range p.list(key) {
+		name, addr, ok := strings.Cut(s, "://")
+		if !ok || name == "" {
+			p.setErr(key, fmt.Errorf("%q is not NAME://host:port", s))
+			continue
+		}
+		host, port, err := splitHostPort(addr)
+		if err != nil {
+			p.setErr(key, fmt.Errorf("%q: %v", s, err))
+			continue
+		}
+		out = append(out, Endpoint{Name: strings.ToUpper(name), Host: host, Port: port})
+	}
+	return out
+}
+
+// securityProtocols checks listener.security.protocol.map. Apache maps a
+// controller listener missing from a defaulted map to PLAINTEXT; only
+// PLAINTEXT is served for now.
+func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoint) {
+	const key = "listener.security.protocol.map"
+	m := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
+	explicit := p.str(key, "") != ""
+	if explicit {
+		m = map[string]string{}
+		for _, s := range p.list(key) {
+			name, proto, ok := strings.Cut(s, ":")
+			if !ok {
+				p.setErr(key, fmt.Errorf("%q is not NAME:PROTOCOL", s))
+				return
+			}
+			m[strings.ToUpper(strings.TrimSpace(name))] = strings.ToUpper(strings.TrimSpace(proto))
+		}
+	} else {
+		for _, n := range controllerNames {
+			if _, ok := m[n]; !ok {
+				m[n] = "PLAINTEXT"
+			}
+		}
+	}
+	for _, l := range listeners {
+		proto, ok := m[l.Name]
+		switch {
+		case !ok:
+			p.setErr(key, fmt.Errorf("has no security protocol for listener %s", l.Name))
+		case proto != "PLAINTEXT":
+			p.setErr(key, fmt.Errorf("listener %s uses %s; kraftd serves only PLAINTEXT so far", l.Name, proto))
+		}
+	}
+}
+
+func splitHostPort(s string) (string, uint16, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return host, uint16(n), nil
+}

@@ -1,0 +1,79 @@
+package server
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParsePropertiesJavaRules(t *testing.T) {
+	in := "# comment\n! bang comment\nnode.id=3\nprocess.roles : controller\nlisteners CONTROLLER://127.0.0.1:9093\n" +
+		"controller.quorum.voters=1@127.0.0.1:9093,\\\n   2@127.0.0.1:9094\nempty=\nodd\\=key=x\\ty\n"
+	props, err := ParseProperties(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"node.id": "3", "process.roles": "controller", "listeners": "CONTROLLER://127.0.0.1:9093",
+		"controller.quorum.voters": "1@127.0.0.1:9093,2@127.0.0.1:9094", "empty": "", "odd=key": "x\ty",
+	}
+	for k, v := range want {
+		if props[k] != v {
+			t.Errorf("%s = %q, want %q", k, props[k], v)
+		}
+	}
+	if len(props) != len(want) {
+		t.Errorf("got %v", props)
+	}
+}
+
+func baseProps() map[string]string {
+	return map[string]string{
+		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
+		"listeners": "CONTROLLER://127.0.0.1:9093", "log.dirs": "/tmp/x",
+		"controller.quorum.voters": "1@127.0.0.1:9093",
+	}
+}
+
+func TestParseConfigDefaultsAndUnknownKeys(t *testing.T) {
+	p := baseProps()
+	p["num.network.threads"] = "3"
+	c, err := ParseConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetadataLogDir != "/tmp/x" || c.FetchTimeoutMs != 2000 || c.ElectionTimeoutMs != 1000 || c.MaxFrameSize != 100<<20 {
+		t.Fatalf("%+v", c)
+	}
+	if len(c.Unknown) != 1 || c.Unknown[0] != "num.network.threads" {
+		t.Fatalf("unknown %v", c.Unknown)
+	}
+	if eps := c.ControllerEndpoints(); len(eps) != 1 || eps[0].String() != "CONTROLLER://127.0.0.1:9093" {
+		t.Fatalf("%v", eps)
+	}
+}
+
+func TestParseConfigErrorsNameTheKey(t *testing.T) {
+	for key, value := range map[string]string{
+		"process.roles":                       "broker,controller",
+		"node.id":                             "abc",
+		"controller.quorum.voters":            "1@nohostport",
+		"listeners":                           "127.0.0.1:9093",
+		"controller.quorum.fetch.timeout.ms":  "-5",
+		"listener.security.protocol.map":      "CONTROLLER:SSL",
+		"controller.listener.names":           "OTHER",
+		"controller.quorum.bootstrap.servers": "127.0.0.1:9093",
+	} {
+		p := baseProps()
+		p[key] = value
+		_, err := ParseConfig(p)
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("%s=%s: %v", key, value, err)
+			continue
+		}
+		if ce.Key != key && !(key == "controller.listener.names" && ce.Key == "listener.security.protocol.map") {
+			t.Errorf("%s=%s: error names %s: %v", key, value, ce.Key, err)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// handlerFunc answers one request. A returned error means "close the
+// connection"; protocol-level failures are error codes inside the response.
+type handlerFunc func(s *Server, r *Request) (kmsg.Response, error)
+
+type handlerDef struct {
+	min, max int16
+	fn       handlerFunc
+}
+
+// handlers is filled by the init function of each NN_api_name.go file.
+var handlers = map[int16]handlerDef{}
+
+// regKey registers the handler of one API key with the version range it
+// serves. ApiVersions is derived from these ranges.
+func regKey(key, min, max int16, fn handlerFunc) {
+	if _, dup := handlers[key]; dup {
+		panic(fmt.Sprintf("server: key %d registered twice", key))
+	}
+	handlers[key] = handlerDef{min, max, fn}
+}
+
+// Server accepts connections on the configured listeners and dispatches
+// their requests.
+type Server struct {
+	cfg      *Config
+	log      zerolog.Logger
+	registry *protocol.Registry
+	backend  Backend
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	addrs     map[string]net.Addr
+	wg        sync.WaitGroup
+	cancel    context.CancelFunc
+	ctx       context.Context
+}
+
+// Backend is what handlers ask for cluster state; the node (quorum plus
+// controller) implements it.
+type Backend interface {
+	// Raft hands a KRaft RPC to the quorum and waits for its answer.
+	Raft(ctx context.Context, from *Request) (kmsg.Response, error)
+	// ClusterID is the cluster id from meta.properties.
+	ClusterID() string
+	// Features returns the finalized feature levels and their epoch.
+	Features() (levels map[string]int16, epoch int64)
+	// ActiveController returns the raft leader's id, or -1 when unknown.
+	ActiveController() int32
+	// Controllers lists the registered controllers (or, before any has
+	// registered, the voters) with their endpoints on listener.
+	Controllers(listener string) []kmsg.DescribeClusterResponseBroker
+}
+
+// New builds a server for cfg.
+func New(cfg *Config, backend Backend, log zerolog.Logger) *Server {
+	s := &Server{cfg: cfg, log: log, registry: protocol.NewRegistry(), backend: backend, addrs: map[string]net.Addr{}}
+	for key, h := range handlers {
+		s.registry.Register(key, h.min, h.max)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// Registry is the set of served API versions.
+func (s *Server) Registry() *protocol.Registry { return s.registry }
+
+// Listen binds every configured listener. It returns once all are bound.
+func (s *Server) Listen() error {
+	for _, l := range s.cfg.Listeners {
+		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+		if err != nil {
+			s.Close()
+			return fmt.Errorf("listener %s: %w", l, err)
+		}
+		s.mu.Lock()
+		s.listeners = append(s.listeners, ln)
+		s.addrs[l.Name] = ln.Addr()
+		s.mu.Unlock()
+		s.log.Info().Str("listener", l.Name).Str("addr", ln.Addr().String()).Msg("listening")
+		s.wg.Add(1)
+		go s.accept(ln, l.Name)
+	}
+	return nil
+}
+
+// Addr returns the bound address of the named listener (useful with port 0).
+func (s *Server) Addr(listener string) net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.addrs[listener]
+}
+
+func (s *Server) accept(ln net.Listener, name string) {
+	defer s.wg.Done()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.log.Error().Err(err).Str("listener", name).Msg("accept failed")
+			}
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			stop := context.AfterFunc(s.ctx, func() { c.Close() })
+			defer stop()
+			s.serveConn(s.ctx, c, name)
+		}()
+	}
+}
+
+// Close stops the listeners and every connection, and waits for them.
+func (s *Server) Close() {
+	s.cancel()
+	s.mu.Lock()
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// stepQuorum hands a KRaft RPC to the consensus core and waits for the
+// core's answer, so a parked request only holds up its own connection.
+func (s *Server) stepQuorum(r *Request) (kmsg.Response, error) {
+	return s.backend.Raft(r.Ctx, r)
+}

@@ -1,0 +1,246 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// stillBackend answers from fixed state; a Fetch waits until release is
+// closed (or the connection goes away), standing in for a parked fetch.
+type stillBackend struct{ release chan struct{} }
+
+func (b *stillBackend) Raft(ctx context.Context, r *Request) (kmsg.Response, error) {
+	if r.Header.Key == 1 {
+		select {
+		case <-b.release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	resp := r.Body.ResponseKind()
+	if dq, ok := resp.(*kmsg.DescribeQuorumResponse); ok {
+		dq.ErrorCode = kerr.NotLeaderForPartition.Code
+	}
+	return resp, nil
+}
+func (b *stillBackend) ClusterID() string { return "q1Sh-9_ISia_zwGINzRvyQ" }
+func (b *stillBackend) Features() (map[string]int16, int64) {
+	return map[string]int16{"metadata.version": 27, "kraft.version": 1}, 5
+}
+func (b *stillBackend) ActiveController() int32 { return 1 }
+func (b *stillBackend) Controllers(string) []kmsg.DescribeClusterResponseBroker {
+	return []kmsg.DescribeClusterResponseBroker{{NodeID: 1, Host: "127.0.0.1", Port: 9093}}
+}
+
+func startServer(t *testing.T) (*Server, string, *stillBackend) {
+	t.Helper()
+	cfg, err := ParseConfig(map[string]string{
+		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
+		"listeners": "CONTROLLER://127.0.0.1:0", "log.dirs": t.TempDir(), "socket.request.max.bytes": "1048576",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &stillBackend{release: make(chan struct{})}
+	s := New(cfg, b, zerolog.New(zerolog.NewTestWriter(t)))
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, s.Addr("CONTROLLER").String(), b
+}
+
+type testConn struct {
+	t *testing.T
+	net.Conn
+}
+
+func dial(t *testing.T, addr string) *testConn {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	return &testConn{t, c}
+}
+
+func (c *testConn) send(req kmsg.Request, corr int32) {
+	payload := req.AppendTo(protocol.AppendRequestHeader(nil, req, corr, "test"))
+	c.raw(protocol.AppendFrame(nil, payload))
+}
+
+func (c *testConn) raw(b []byte) {
+	if _, err := c.Write(b); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *testConn) recv(req kmsg.Request) (int32, kmsg.Response) {
+	frame, err := protocol.ReadFrame(c, 1<<24)
+	if err != nil {
+		c.t.Fatalf("reading response: %v", err)
+	}
+	corr, resp, err := protocol.ParseResponse(frame, req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return corr, resp
+}
+
+// closed reports whether the server closed the connection.
+func (c *testConn) closed() bool {
+	_, err := c.Read(make([]byte, 1))
+	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err)
+}
+
+func isReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op)
+}
+
+func TestApiVersionsRanges(t *testing.T) {
+	s, addr, _ := startServer(t)
+	c := dial(t, addr)
+	for _, v := range []int16{0, 3, 4} {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(v)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd-test", "1.0"
+		c.send(req, int32(v))
+		corr, resp := c.recv(req)
+		av := resp.(*kmsg.ApiVersionsResponse)
+		if corr != int32(v) || av.ErrorCode != 0 {
+			t.Fatalf("v%d: corr %d err %d", v, corr, av.ErrorCode)
+		}
+		for _, k := range av.ApiKeys {
+			want, _ := s.Registry().Lookup(k.ApiKey)
+			if k.MinVersion != want.Min || k.MaxVersion != want.Max {
+				t.Fatalf("key %d advertised %d-%d, registry %d-%d", k.ApiKey, k.MinVersion, k.MaxVersion, want.Min, want.Max)
+			}
+		}
+		if len(av.ApiKeys) != len(s.Registry().Keys()) {
+			t.Fatalf("v%d lists %d keys", v, len(av.ApiKeys))
+		}
+		hasKraft := false
+		for _, f := range av.SupportedFeatures {
+			hasKraft = hasKraft || f.Name == "kraft.version"
+		}
+		if v == 3 && hasKraft || v == 4 && !hasKraft {
+			t.Fatalf("v%d: kraft.version (min 0) listed=%v", v, hasKraft)
+		}
+		if v >= 3 && (av.FinalizedFeaturesEpoch != 5 || len(av.FinalizedFeatures) != 2) {
+			t.Fatalf("v%d finalized %+v", v, av.FinalizedFeatures)
+		}
+	}
+}
+
+func TestApiVersionsUnknownVersionAnsweredAtV0(t *testing.T) {
+	_, addr, _ := startServer(t)
+	c := dial(t, addr)
+	// ApiVersions v9 with a flexible header and an empty tagged body.
+	c.raw(protocol.AppendFrame(nil, []byte{0, 18, 0, 9, 0, 0, 0, 7, 0, 1, 'x', 0, 0}))
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(0)
+	corr, resp := c.recv(req)
+	av := resp.(*kmsg.ApiVersionsResponse)
+	if corr != 7 || av.ErrorCode != kerr.UnsupportedVersion.Code || len(av.ApiKeys) == 0 {
+		t.Fatalf("corr %d %+v", corr, av)
+	}
+}
+
+func TestBadInputClosesOnlyThatConnection(t *testing.T) {
+	_, addr, _ := startServer(t)
+	produce := kmsg.NewPtrProduceRequest()
+	produce.SetVersion(9)
+	fetchV3 := kmsg.NewPtrFetchRequest()
+	fetchV3.SetVersion(3)
+	for name, bytes := range map[string][]byte{
+		"negative size":       {0x80, 0, 0, 0},
+		"zero size":           {0, 0, 0, 0},
+		"oversized":           binary.BigEndian.AppendUint32(nil, 2<<20),
+		"truncated header":    protocol.AppendFrame(nil, []byte{0, 18, 0}),
+		"unknown key":         protocol.AppendFrame(nil, []byte{0x03, 0xe7, 0, 0, 0, 0, 0, 1, 0, 0}),
+		"broker-only api":     protocol.AppendFrame(nil, produce.AppendTo(protocol.AppendRequestHeader(nil, produce, 1, "c"))),
+		"unsupported version": protocol.AppendFrame(nil, fetchV3.AppendTo(protocol.AppendRequestHeader(nil, fetchV3, 1, "c"))),
+		"undecodable body":    protocol.AppendFrame(nil, []byte{0, 55, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0x05, 0xff}),
+		"tls client hello":    {0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03},
+		"http":                []byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			other := dial(t, addr)
+			bad := dial(t, addr)
+			bad.raw(bytes)
+			if !bad.closed() {
+				t.Fatal("connection left open")
+			}
+			req := kmsg.NewPtrApiVersionsRequest()
+			other.send(req, 3)
+			if corr, _ := other.recv(req); corr != 3 {
+				t.Fatalf("other connection got corr %d", corr)
+			}
+		})
+	}
+}
+
+func TestPipelinedResponsesKeepOrderAndParkedFetchBlocksNoOne(t *testing.T) {
+	_, addr, b := startServer(t)
+	c := dial(t, addr)
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.SetVersion(17)
+	dq := kmsg.NewPtrDescribeQuorumRequest()
+	dq.SetVersion(2)
+	c.send(fetch, 1) // parks until released
+	c.send(dq, 2)    // answered at once by the backend, but must wait its turn
+
+	other := dial(t, addr)
+	other.send(dq, 9)
+	if corr, resp := other.recv(dq); corr != 9 || resp.(*kmsg.DescribeQuorumResponse).ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("other connection: corr %d", corr)
+	}
+	close(b.release)
+	if corr, _ := c.recv(fetch); corr != 1 {
+		t.Fatalf("first response has corr %d", corr)
+	}
+	if corr, _ := c.recv(dq); corr != 2 {
+		t.Fatalf("second response has corr %d", corr)
+	}
+}
+
+func TestDescribeClusterEndpointTypes(t *testing.T) {
+	_, addr, _ := startServer(t)
+	c := dial(t, addr)
+	for i, tc := range []struct {
+		version  int16
+		endpoint int8
+		want     int16
+	}{
+		{2, 2, 0},
+		{1, 1, kerr.MismatchedEndpointType.Code},
+		{1, 3, kerr.UnsupportedEndpointType.Code},
+		{0, 1, kerr.InvalidRequest.Code},
+	} {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(tc.version)
+		req.EndpointType = tc.endpoint
+		c.send(req, int32(i))
+		_, resp := c.recv(req)
+		dc := resp.(*kmsg.DescribeClusterResponse)
+		if dc.ErrorCode != tc.want {
+			t.Fatalf("v%d type %d: error %d, want %d", tc.version, tc.endpoint, dc.ErrorCode, tc.want)
+		}
+		if tc.want == 0 && (dc.ControllerID != 1 || dc.ClusterID != "q1Sh-9_ISia_zwGINzRvyQ" || len(dc.Brokers) != 1 || dc.EndpointType != 2) {
+			t.Fatalf("%+v", dc)
+		}
+	}
+}
