@@ -14,4 +14,3 @@ package server
 // The quorum answers it (see stepQuorum).
 
 func init() { regKey(1, 4, 18, (*Server).stepQuorum) }
-

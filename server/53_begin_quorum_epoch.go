@@ -8,4 +8,3 @@ package server
 // The quorum answers it (see stepQuorum).
 
 func init() { regKey(53, 0, 1, (*Server).stepQuorum) }
-

@@ -9,4 +9,3 @@ package server
 // The quorum answers it (see stepQuorum).
 
 func init() { regKey(54, 0, 1, (*Server).stepQuorum) }
-

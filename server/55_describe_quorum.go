@@ -10,4 +10,3 @@ package server
 // The quorum answers it (see stepQuorum).
 
 func init() { regKey(55, 0, 2, (*Server).stepQuorum) }
-

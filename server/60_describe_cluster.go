@@ -18,9 +18,9 @@ import (
 func init() { regKey(60, 0, 2, (*Server).handleDescribeCluster) }
 
 const (
-	endpointTypeBroker     int8 = 1
-	endpointTypeController int8 = 2
-	mvControllerRegistration     = 15 // 3.7-IV0
+	endpointTypeBroker       int8 = 1
+	endpointTypeController   int8 = 2
+	mvControllerRegistration      = 15 // 3.7-IV0
 )
 
 func (s *Server) handleDescribeCluster(r *Request) (kmsg.Response, error) {

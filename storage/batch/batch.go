@@ -41,7 +41,7 @@ const (
 	// AttrControl marks a control batch (LeaderChange, snapshot header...).
 	AttrControl int16 = 1 << 5
 	// AttrTransactional marks a transactional batch; never set in KRaft.
-	AttrTransactional int16 = 1 << 4
+	AttrTransactional   int16 = 1 << 4
 	attrCompressionMask int16 = 0x7
 )
 
