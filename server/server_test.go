@@ -244,3 +244,26 @@ func TestDescribeClusterEndpointTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestPeersNegotiateAndDowngrade(t *testing.T) {
+	_, addr, _ := startServer(t)
+	results := make(chan PeerResult, 4)
+	p := NewPeers("raft-client-9", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.Nop())
+	defer p.Close()
+	p.SetAddress(1, addr)
+	dq := kmsg.NewPtrDescribeQuorumRequest()
+	dq.SetVersion(dq.MaxVersion())
+	p.Send(1, 42, dq)
+	r := <-results
+	if r.Err != nil || r.Tag != 42 || r.Response.(*kmsg.DescribeQuorumResponse).ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("%+v", r)
+	}
+	if v, ok := p.MaxVersion(1, 52); !ok || v != 2 {
+		t.Fatalf("vote max %d %v", v, ok)
+	}
+	p.SetAddress(2, "127.0.0.1:1")
+	p.Send(2, 7, dq)
+	if r := <-results; r.Err == nil || r.Tag != 7 {
+		t.Fatalf("unreachable peer: %+v", r)
+	}
+}

@@ -1,0 +1,255 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// ErrPeerUnsupported means the peer does not serve the request's API at a
+// version that can carry it (a pre-vote to a peer without Vote v2).
+var ErrPeerUnsupported = errors.New("server: peer does not support this request version")
+
+// PeerResult is the outcome of one outbound request.
+type PeerResult struct {
+	NodeID   int32
+	Tag      uint64 // the caller's id for the request
+	Request  kmsg.Request
+	Response kmsg.Response // nil when Err is set
+	Err      error
+}
+
+// Peers is kraftd's outbound client for peer RPCs. Each peer has one
+// connection with one request in flight, as Apache's raft client has; a new
+// connection first negotiates versions with ApiVersions, and requests are
+// sent at the highest version both sides speak.
+type Peers struct {
+	log      zerolog.Logger
+	clientID string
+	timeout  time.Duration
+	deliver  func(PeerResult)
+
+	mu    sync.Mutex
+	peers map[int32]*peer
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+type peer struct {
+	id    int32
+	addr  string
+	queue chan outbound
+	// versions are the peer's ranges from ApiVersions; nil until negotiated.
+	versions map[int16]protocol.VersionRange
+	vmu      sync.Mutex
+}
+
+type outbound struct {
+	tag uint64
+	req kmsg.Request
+}
+
+// NewPeers returns a client whose results all go to deliver, which must not
+// block for long.
+func NewPeers(clientID string, timeout time.Duration, deliver func(PeerResult), log zerolog.Logger) *Peers {
+	return &Peers{log: log, clientID: clientID, timeout: timeout, deliver: deliver, peers: map[int32]*peer{}, done: make(chan struct{})}
+}
+
+// SetAddress sets (or changes) where node id is reached.
+func (p *Peers) SetAddress(id int32, addr string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.peers[id]; ok {
+		if old.addr == addr {
+			return
+		}
+		close(old.queue)
+	}
+	pr := &peer{id: id, addr: addr, queue: make(chan outbound, 64)}
+	p.peers[id] = pr
+	p.wg.Add(1)
+	go p.run(pr)
+}
+
+// MaxVersion returns the highest version of key the peer serves, if known.
+func (p *Peers) MaxVersion(id int32, key int16) (int16, bool) {
+	p.mu.Lock()
+	pr := p.peers[id]
+	p.mu.Unlock()
+	if pr == nil {
+		return 0, false
+	}
+	pr.vmu.Lock()
+	defer pr.vmu.Unlock()
+	r, ok := pr.versions[key]
+	return r.Max, ok
+}
+
+// Send queues req for node id. The result arrives through deliver; a full
+// queue or unknown node fails at once.
+func (p *Peers) Send(id int32, tag uint64, req kmsg.Request) {
+	p.mu.Lock()
+	pr := p.peers[id]
+	var err error
+	if pr == nil {
+		err = fmt.Errorf("server: no address for node %d", id)
+	} else {
+		select {
+		case pr.queue <- outbound{tag, req}:
+		default:
+			err = fmt.Errorf("server: send queue to node %d is full", id)
+		}
+	}
+	p.mu.Unlock()
+	if err != nil {
+		p.deliver(PeerResult{NodeID: id, Tag: tag, Request: req, Err: err})
+	}
+}
+
+// Close stops every peer connection and waits for them.
+func (p *Peers) Close() {
+	p.mu.Lock()
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+		for _, pr := range p.peers {
+			close(pr.queue)
+		}
+		p.peers = map[int32]*peer{}
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+func (p *Peers) run(pr *peer) {
+	defer p.wg.Done()
+	var conn *peerConn
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for out := range pr.queue {
+		if conn == nil {
+			c, err := p.connect(pr)
+			if err != nil {
+				p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: err})
+				continue
+			}
+			conn = c
+		}
+		resp, err := p.roundTrip(pr, conn, out.req)
+		if err != nil && !errors.Is(err, ErrPeerUnsupported) {
+			// The connection is in an unknown state: start afresh next time.
+			conn.Close()
+			conn = nil
+		}
+		p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Response: resp, Err: err})
+	}
+}
+
+type peerConn struct {
+	net.Conn
+	r    *bufio.Reader
+	corr int32
+}
+
+func (p *Peers) connect(pr *peer) (*peerConn, error) {
+	d := net.Dialer{Timeout: p.timeout}
+	c, err := d.Dial("tcp", pr.addr)
+	if err != nil {
+		return nil, err
+	}
+	conn := &peerConn{Conn: c, r: bufio.NewReader(c)}
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.SetVersion(4)
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd", "0.1.0"
+	resp, err := p.exchange(conn, req)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("server: ApiVersions with node %d: %w", pr.id, err)
+	}
+	av := resp.(*kmsg.ApiVersionsResponse)
+	if av.ErrorCode != 0 && av.ErrorCode != kerr.UnsupportedVersion.Code {
+		c.Close()
+		return nil, fmt.Errorf("server: ApiVersions with node %d: %w", pr.id, kerr.ErrorForCode(av.ErrorCode))
+	}
+	versions := map[int16]protocol.VersionRange{}
+	for _, k := range av.ApiKeys {
+		versions[k.ApiKey] = protocol.VersionRange{Min: k.MinVersion, Max: k.MaxVersion}
+	}
+	pr.vmu.Lock()
+	pr.versions = versions
+	pr.vmu.Unlock()
+	return conn, nil
+}
+
+// roundTrip sends req at the highest version both sides serve, not above the
+// version the caller set.
+func (p *Peers) roundTrip(pr *peer, conn *peerConn, req kmsg.Request) (kmsg.Response, error) {
+	pr.vmu.Lock()
+	r, ok := pr.versions[req.Key()]
+	pr.vmu.Unlock()
+	if !ok || r.Min > req.GetVersion() {
+		return nil, fmt.Errorf("%w: node %d does not serve %s", ErrPeerUnsupported, pr.id, kmsg.NameForKey(req.Key()))
+	}
+	if r.Max < req.GetVersion() {
+		if v, isVote := req.(*kmsg.VoteRequest); isVote && r.Max < 2 && isPreVote(v) {
+			return nil, fmt.Errorf("%w: node %d has no pre-vote (Vote v%d)", ErrPeerUnsupported, pr.id, r.Max)
+		}
+		req.SetVersion(r.Max)
+	}
+	return p.exchange(conn, req)
+}
+
+func isPreVote(v *kmsg.VoteRequest) bool {
+	for _, t := range v.Topics {
+		for _, part := range t.Partitions {
+			if part.PreVote {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *Peers) exchange(conn *peerConn, req kmsg.Request) (kmsg.Response, error) {
+	conn.corr++
+	payload := req.AppendTo(protocol.AppendRequestHeader(nil, req, conn.corr, p.clientID))
+	deadline := time.Now().Add(p.timeout)
+	if f, ok := req.(*kmsg.FetchRequest); ok {
+		deadline = deadline.Add(time.Duration(f.MaxWaitMillis) * time.Millisecond)
+	}
+	conn.SetDeadline(deadline)
+	if _, err := conn.Write(protocol.AppendFrame(nil, payload)); err != nil {
+		return nil, err
+	}
+	frame, err := protocol.ReadFrame(conn.r, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	corr, resp, err := protocol.ParseResponse(frame, req)
+	if err != nil && req.Key() == protocol.ApiVersionsKey {
+		// A peer that does not know our ApiVersions version answers at v0.
+		v0 := kmsg.NewPtrApiVersionsRequest()
+		v0.SetVersion(0)
+		corr, resp, err = protocol.ParseResponse(frame, v0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if corr != conn.corr {
+		return nil, fmt.Errorf("server: response correlation id %d, want %d", corr, conn.corr)
+	}
+	return resp, nil
+}
