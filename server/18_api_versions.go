@@ -18,6 +18,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller"
 )
 
 func init() { regKey(18, 0, 4, (*Server).handleApiVersions) }
@@ -36,7 +38,7 @@ func (s *Server) handleApiVersions(r *Request) (kmsg.Response, error) {
 	if req.Version < 3 {
 		return resp, nil
 	}
-	for _, f := range SupportedFeatures {
+	for _, f := range controller.SupportedFeatures {
 		if f.Min == 0 && req.Version < 4 {
 			continue
 		}

@@ -13,6 +13,8 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller"
 )
 
 func init() { regKey(60, 0, 2, (*Server).handleDescribeCluster) }
@@ -28,7 +30,7 @@ func (s *Server) handleDescribeCluster(r *Request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = endpointTypeController
 	levels, _ := s.backend.Features()
-	if levels["metadata.version"] < mvControllerRegistration {
+	if levels[controller.MetadataVersionFeature] < controller.MVControllerRegistration {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		msg := "Direct-to-controller communication is not supported with the current metadata.version."
 		resp.ErrorMessage = &msg
