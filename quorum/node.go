@@ -1,0 +1,1564 @@
+package quorum
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/kraftd/kraftd/storage/batch"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Node is one KRaft replica (voter or observer) as a pure state machine.
+// It is not safe for concurrent use; see the package doc for the Ready loop.
+type Node struct {
+	cfg  Config
+	id   int32
+	log  Log
+	rand *rand.Rand
+	now  int64
+
+	voters  []int32 // sorted voter ids
+	isVoter bool
+
+	role     Role
+	epoch    int32
+	leaderID int32 // -1 when unknown
+	votedID  int32 // -1 when none
+	votedDir [16]byte
+	// hw is the local high watermark: monotonic, -1 until known. It is what
+	// the shell may apply up to. A leader's protocol HW lives in lead.hw.
+	hw int64
+
+	// electionDeadline drives Unattached, Prospective, Candidate and Resigned.
+	electionDeadline int64
+	// fetchDeadline drives Follower (and observers' bootstrap fallback).
+	fetchDeadline        int64
+	hasFetchedFromLeader bool
+
+	// Nominee (Prospective/Candidate) election state.
+	granted  map[int32]bool
+	rejected map[int32]bool
+
+	lead *leaderState
+
+	// Resigned: voters that have not acknowledged EndQuorumEpoch yet, and the
+	// successors ordered by fetch offset.
+	unacked   map[int32]bool
+	preferred []int32
+
+	// Follower fetching: the request in flight and any snapshot download.
+	fetching uint64
+	snap     *snapshotDownload
+
+	inflight  map[uint64]outRequest
+	toPeer    map[peerKey]uint64 // at most one request per (peer, key)
+	retryAt   map[int32]int64
+	nextReqID uint64
+
+	// Output accumulated since the last Ready.
+	persisted    HardState // what the shell has written (or was given)
+	readyHS      HardState
+	msgs         []Message
+	proposals    [][]byte
+	proposalBase int64
+	appendBuf    []byte
+	truncate     *int64
+	snapChunk    *SnapshotChunk
+	// endOffset and lastEpoch are the log end as it will be once the
+	// pending output is applied (valid unless truncate or snapChunk pend).
+	endOffset int64
+	lastEpoch int32
+	prevSoft  SoftState
+	prevHW    int64
+	fatal     error
+}
+
+type peerKey struct {
+	peer int32
+	key  int16
+}
+
+type outRequest struct {
+	to      int32
+	key     int16
+	epoch   int32
+	role    Role
+	preVote bool
+	sentAt  int64
+}
+
+type snapshotDownload struct {
+	id  SnapshotID
+	pos int64
+}
+
+// replicaState is the leader's view of one fetching replica.
+type replicaState struct {
+	id                 int32
+	dir                [16]byte
+	voter              bool
+	endOffset          int64 // -1 until it fetched
+	lastFetchMs        int64
+	lastCaughtUpMs     int64
+	lastFetchLeaderLEO int64
+}
+
+type parkedFetch struct {
+	in       Message
+	original *kmsg.FetchResponse
+	offset   int64
+	deadline int64
+}
+
+type leaderState struct {
+	epochStartOffset int64
+	hw               int64 // -1 until a record of this epoch is committed
+	replicas         map[int32]*replicaState
+	granting         []int32
+	fetchedVoters    map[int32]bool
+	checkQuorumAt    int64
+	beginQuorumAt    int64
+	lastAppendMs     int64
+	parked           []parkedFetch
+}
+
+// observerExpiryMs is how long an observer that stopped fetching is still
+// listed by DescribeQuorum (Apache's LeaderState keeps them 5 minutes).
+const observerExpiryMs = 5 * 60 * 1000
+
+// New builds a node from its config, quorum-state and log. The initial role
+// follows Apache's QuorumState.initialize: leader of the stored epoch →
+// Resigned; voted for itself → Candidate; known leader → Follower; else
+// Unattached (keeping any vote).
+func New(cfg Config) (*Node, error) {
+	if cfg.Log == nil || cfg.Rand == nil {
+		return nil, errors.New("quorum: Config.Log and Config.Rand are required")
+	}
+	if len(cfg.Voters) == 0 {
+		return nil, errors.New("quorum: Config.Voters is empty")
+	}
+	defaults := []struct {
+		v *int64
+		d int64
+	}{
+		{&cfg.ElectionTimeoutMs, 1000}, {&cfg.FetchTimeoutMs, 2000}, {&cfg.ElectionBackoffMaxMs, 1000},
+		{&cfg.RequestTimeoutMs, 2000}, {&cfg.RetryBackoffMs, 20}, {&cfg.IdleIntervalMs, 500},
+	}
+	for _, d := range defaults {
+		if *d.v <= 0 {
+			*d.v = d.d
+		}
+	}
+	if cfg.FetchMaxWaitMs <= 0 {
+		cfg.FetchMaxWaitMs = 500
+	}
+	if cfg.MaxFetchBytes <= 0 {
+		cfg.MaxFetchBytes = 8 << 20
+	}
+	if cfg.MaxBatchBytes <= 0 {
+		cfg.MaxBatchBytes = 8 << 20
+	}
+	n := &Node{
+		cfg: cfg, id: cfg.NodeID, log: cfg.Log, rand: cfg.Rand,
+		leaderID: -1, votedID: -1, hw: -1, prevHW: -1,
+		inflight: map[uint64]outRequest{}, toPeer: map[peerKey]uint64{}, retryAt: map[int32]int64{},
+		persisted: cfg.HardState,
+	}
+	for id := range cfg.Voters {
+		n.voters = append(n.voters, id)
+		if id == n.id {
+			n.isVoter = true
+		}
+	}
+	slices.Sort(n.voters)
+	n.reloadLogEnd()
+	if snap, ok := n.log.LatestSnapshot(); ok {
+		n.hw = snap.EndOffset // a snapshot only ever covers committed records
+	}
+
+	hs := cfg.HardState
+	n.epoch = hs.LeaderEpoch
+	switch {
+	case hs.LeaderEpoch < n.lastEpoch:
+		// The log has seen a newer epoch than quorum-state: trust the log.
+		n.becomeUnattached(n.lastEpoch, -1)
+	case hs.LeaderID == n.id && n.isVoter:
+		n.votedID, n.votedDir = hs.VotedID, hs.VotedDirectoryID
+		n.leaderID = n.id
+		n.becomeResigned(nil)
+	case hs.VotedID == n.id && n.isVoter:
+		n.votedID, n.votedDir = n.id, n.cfg.DirectoryID
+		n.role = RoleCandidate
+		n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
+		n.electionDeadline = n.randomElectionDeadline()
+	case hs.LeaderID >= 0 && hs.LeaderID != n.id:
+		n.votedID, n.votedDir = hs.VotedID, hs.VotedDirectoryID
+		n.becomeFollower(hs.LeaderEpoch, hs.LeaderID)
+	default:
+		n.votedID, n.votedDir = hs.VotedID, hs.VotedDirectoryID
+		n.becomeUnattached(hs.LeaderEpoch, -1)
+	}
+	n.prevSoft = n.softState()
+	return n, nil
+}
+
+// ---- Public inputs -------------------------------------------------------
+
+// Tick advances the logical clock to nowMs (never backwards) and fires any
+// timer that expired: election, fetch, check-quorum, BeginQuorumEpoch resend,
+// parked-fetch expiry, request timeouts, the idle record.
+func (n *Node) Tick(nowMs int64) {
+	if nowMs > n.now {
+		n.now = nowMs
+	}
+	if n.fatal != nil {
+		return
+	}
+	n.expireRequests()
+	switch n.role {
+	case RoleUnattached:
+		if n.isVoter && n.now >= n.electionDeadline {
+			n.becomeProspective()
+		}
+	case RoleProspective:
+		if n.now >= n.electionDeadline {
+			n.prospectiveLost()
+		}
+	case RoleCandidate:
+		if n.now >= n.electionDeadline {
+			n.becomeProspective()
+		}
+	case RoleFollower:
+		if n.now >= n.fetchDeadline && n.isVoter {
+			n.becomeProspective()
+		}
+	case RoleResigned:
+		if n.now >= n.electionDeadline {
+			n.becomeUnattached(n.epoch+1, -1)
+		}
+	case RoleLeader:
+		n.tickLeader()
+	}
+	n.poll()
+}
+
+// Step feeds one inbound message: a request from a peer, a response to one
+// of the core's requests, or a failure report (Err) for one of them. The
+// error is non-nil only for a fatal condition (a safety violation seen on
+// the wire); the node then refuses further input.
+func (n *Node) Step(m Message) error {
+	if n.fatal != nil {
+		return n.fatal
+	}
+	switch {
+	case m.Request != nil:
+		n.stepRequest(m)
+	case m.Response != nil || m.Err != nil:
+		out, ok := n.inflight[m.ReqID]
+		if !ok {
+			return nil // a duplicate, or a request already timed out
+		}
+		n.forget(m.ReqID, out)
+		if m.Err != nil {
+			n.handleFailure(m.ReqID, out)
+		} else {
+			n.stepResponse(m, out)
+		}
+	}
+	if n.fatal == nil {
+		n.poll()
+	}
+	return n.fatal
+}
+
+// Propose appends records (metadata record values) as data records at the
+// leader. Proposals made before the next Ready are written as one batch
+// (group commit). It returns the offset of the first record and the epoch.
+func (n *Node) Propose(records [][]byte) (baseOffset int64, epoch int32, err error) {
+	if n.role != RoleLeader {
+		return -1, n.epoch, ErrNotLeader
+	}
+	if len(records) == 0 {
+		return n.endOffset, n.epoch, nil
+	}
+	if len(n.proposals) == 0 {
+		n.proposalBase = n.endOffset
+	}
+	base := n.endOffset
+	for _, r := range records {
+		n.proposals = append(n.proposals, slices.Clone(r))
+	}
+	n.endOffset += int64(len(records))
+	n.lastEpoch = n.epoch
+	n.lead.lastAppendMs = n.now
+	return base, n.epoch, nil
+}
+
+// Resign makes a leader step down gracefully (shutdown): it becomes
+// Resigned and sends EndQuorumEpoch naming its successors by fetch offset.
+func (n *Node) Resign() {
+	if n.role == RoleLeader {
+		n.becomeResigned(n.successorsByFetchOffset())
+		n.poll()
+	}
+}
+
+// HasReady reports whether Ready would hand out any work.
+func (n *Node) HasReady() bool {
+	return n.hardState() != n.persisted || len(n.msgs) > 0 || len(n.proposals) > 0 ||
+		len(n.appendBuf) > 0 || n.truncate != nil || n.snapChunk != nil ||
+		n.hw != n.prevHW || n.softState() != n.prevSoft
+}
+
+// Ready returns the work accumulated since the last Advance. Do not call
+// Step, Tick or Propose between Ready and Advance.
+func (n *Node) Ready() Ready {
+	n.encodeProposals()
+	rd := Ready{
+		SnapshotWrite: n.snapChunk,
+		Truncate:      n.truncate,
+		Append:        n.appendBuf,
+		Messages:      n.msgs,
+		HighWatermark: n.hw,
+		SoftState:     n.softState(),
+	}
+	n.readyHS = n.hardState()
+	if n.readyHS != n.persisted {
+		hs := n.readyHS
+		rd.HardState = &hs
+	}
+	rd.MustSync = rd.HardState != nil || len(rd.Append) > 0 || rd.Truncate != nil ||
+		(rd.SnapshotWrite != nil && rd.SnapshotWrite.Done)
+	return rd
+}
+
+// Advance tells the node the last Ready was applied: HardState and log
+// changes are durable, messages were sent. The Log now reflects the changes.
+func (n *Node) Advance() {
+	n.persisted = n.readyHS
+	finished := n.snapChunk != nil && n.snapChunk.Done
+	if finished {
+		if n.hw < n.snapChunk.ID.EndOffset {
+			n.hw = n.snapChunk.ID.EndOffset
+		}
+		n.snap = nil
+	}
+	n.msgs, n.appendBuf, n.truncate, n.snapChunk = nil, nil, nil, nil
+	n.prevSoft, n.prevHW = n.softState(), n.hw
+	n.reloadLogEnd()
+	if n.role == RoleLeader {
+		n.onLeaderLogFlushed()
+	}
+	n.poll()
+}
+
+// ---- Status --------------------------------------------------------------
+
+// Status is a snapshot of the node's state for tests, metrics and tools.
+type Status struct {
+	SoftState
+	HardState     HardState
+	HighWatermark int64
+	EndOffset     int64
+	LastEpoch     int32
+}
+
+// Status reports the node's current state.
+func (n *Node) Status() Status {
+	return Status{SoftState: n.softState(), HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch}
+}
+
+func (n *Node) softState() SoftState {
+	return SoftState{Role: n.role, LeaderID: n.leaderID, Epoch: n.epoch, VotedID: n.votedID, IsVoter: n.isVoter}
+}
+
+// hardState is what quorum-state must hold for the current role. Prospective
+// and Resigned are memory-only: they keep the last durable election state.
+func (n *Node) hardState() HardState {
+	return HardState{LeaderID: n.leaderID, LeaderEpoch: n.epoch, VotedID: n.votedID, VotedDirectoryID: n.votedDir}
+}
+
+// ---- Transitions ---------------------------------------------------------
+
+// leaveRole drops per-role state before any transition.
+func (n *Node) leaveRole() {
+	if n.lead != nil {
+		n.failParkedFetches()
+		n.lead = nil
+		n.proposals = nil // a leader's unflushed proposals die with it
+		n.reloadLogEndWithPending()
+	}
+	n.granted, n.rejected = nil, nil
+	n.unacked, n.preferred = nil, nil
+	// Requests of the old role no longer block the new role's requests;
+	// their late answers are recognized by role and epoch and dropped.
+	for k := range n.toPeer {
+		if k.key == keyVote || k.key == keyFetch || k.key == keyFetchSnapshot {
+			delete(n.toPeer, k)
+		}
+	}
+	n.fetching = 0
+	n.snap = nil
+	n.hasFetchedFromLeader = false
+}
+
+// becomeUnattached moves to epoch with no leader known (or leader known but
+// unreachable). A vote is kept only within the same epoch.
+func (n *Node) becomeUnattached(epoch int32, leader int32) {
+	keepTimer := n.role == RoleCandidate || n.role == RoleUnattached || n.role == RoleResigned ||
+		(n.role == RoleProspective && !n.electionLost())
+	if epoch != n.epoch {
+		n.votedID, n.votedDir = -1, [16]byte{}
+	}
+	n.leaveRole()
+	n.role, n.epoch, n.leaderID = RoleUnattached, epoch, leader
+	if !keepTimer || n.electionDeadline == 0 {
+		n.electionDeadline = n.randomElectionDeadline()
+	}
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+}
+
+// becomeProspective starts a pre-vote (KIP-996): no epoch bump, nothing
+// persisted.
+func (n *Node) becomeProspective() {
+	leader := n.leaderID
+	n.leaveRole()
+	n.role, n.leaderID = RoleProspective, leader
+	n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
+	n.electionDeadline = n.randomElectionDeadline()
+	n.maybeWinElection()
+}
+
+// becomeCandidate bumps the epoch and votes for itself; the HardState with
+// the vote leaves in the same Ready as, and is written before, the requests.
+func (n *Node) becomeCandidate() {
+	n.leaveRole()
+	n.role, n.epoch, n.leaderID = RoleCandidate, n.epoch+1, -1
+	n.votedID, n.votedDir = n.id, n.cfg.DirectoryID
+	n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
+	n.electionDeadline = n.randomElectionDeadline()
+	n.maybeWinElection()
+}
+
+// becomeLeader takes over the epoch: the HW is forgotten until a record of
+// this epoch commits, the start-of-epoch control batch is appended and
+// BeginQuorumEpoch goes to every other voter at once.
+func (n *Node) becomeLeader() {
+	granting := make([]int32, 0, len(n.granted))
+	for id, ok := range n.granted {
+		if ok {
+			granting = append(granting, id)
+		}
+	}
+	slices.Sort(granting)
+	n.leaveRole()
+	n.role, n.leaderID = RoleLeader, n.id
+	n.lead = &leaderState{
+		epochStartOffset: n.endOffset,
+		hw:               -1,
+		replicas:         map[int32]*replicaState{},
+		granting:         granting,
+		fetchedVoters:    map[int32]bool{},
+		checkQuorumAt:    n.now + n.cfg.FetchTimeoutMs*3/2,
+		beginQuorumAt:    n.now,
+		lastAppendMs:     n.now,
+	}
+	for _, v := range n.voters {
+		n.lead.replicas[v] = &replicaState{id: v, voter: true, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
+	}
+	self := n.lead.replicas[n.id]
+	self.endOffset = n.log.EndOffset()
+	var records []VoterRecord
+	if n.cfg.KRaftVersion >= 1 {
+		for _, v := range n.voters {
+			records = append(records, VoterRecord{ID: v, Endpoints: n.cfg.Voters[v], MinKRaft: 0, MaxKRaft: 1})
+		}
+	}
+	b := startOfEpochBatch(n.endOffset, n.epoch, n.now, n.id, n.voters, granting, n.cfg.KRaftVersion, records)
+	n.appendBatches(b)
+}
+
+// becomeFollower follows leader in epoch; a vote is kept within the epoch.
+func (n *Node) becomeFollower(epoch, leader int32) {
+	if epoch != n.epoch {
+		n.votedID, n.votedDir = -1, [16]byte{}
+	}
+	n.leaveRole()
+	n.role, n.epoch, n.leaderID = RoleFollower, epoch, leader
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+}
+
+// becomeResigned leaves leadership without persisting anything: the node
+// answers as a non-leader, sends EndQuorumEpoch and, after an election
+// timeout, moves to Unattached in the next epoch.
+func (n *Node) becomeResigned(successors []int32) {
+	n.leaveRole()
+	n.role, n.leaderID = RoleResigned, n.id
+	n.preferred = successors
+	n.unacked = map[int32]bool{}
+	for _, v := range n.voters {
+		if v != n.id {
+			n.unacked[v] = true
+		}
+	}
+	n.electionDeadline = n.randomElectionDeadline()
+}
+
+// randomElectionDeadline draws the timeout in [T, 2T) like Apache's
+// QuorumState.randomElectionTimeoutMs.
+func (n *Node) randomElectionDeadline() int64 {
+	t := n.cfg.ElectionTimeoutMs
+	return n.now + t + n.rand.Int64N(t)
+}
+
+func (n *Node) electionLost() bool {
+	return n.rejected != nil && len(n.rejected) > len(n.voters)-majority(len(n.voters))
+}
+
+// maybeWinElection moves a nominee forward once a majority granted.
+func (n *Node) maybeWinElection() {
+	count := 0
+	for _, ok := range n.granted {
+		if ok {
+			count++
+		}
+	}
+	if count < majority(len(n.voters)) {
+		return
+	}
+	switch n.role {
+	case RoleProspective:
+		n.becomeCandidate()
+	case RoleCandidate:
+		n.becomeLeader()
+	}
+}
+
+// prospectiveLost returns a losing (or timed out) pre-vote to Follower when
+// a leader is known, else to Unattached, in the same epoch.
+func (n *Node) prospectiveLost() {
+	if n.leaderID >= 0 && n.leaderID != n.id {
+		n.becomeFollower(n.epoch, n.leaderID)
+	} else {
+		n.becomeUnattached(n.epoch, n.leaderID)
+	}
+}
+
+// maybeTransition applies the leader and epoch a peer reported, as
+// Apache's KafkaRaftClient.maybeTransition does.
+func (n *Node) maybeTransition(leader, epoch int32) {
+	if epoch == n.epoch && leader >= 0 && n.leaderID >= 0 && leader != n.leaderID {
+		n.fatal = fmt.Errorf("%w: epoch %d has leaders %d and %d (node %d)", ErrInconsistentLeader, epoch, n.leaderID, leader, n.id)
+		return
+	}
+	switch {
+	case epoch > n.epoch:
+		if leader >= 0 && leader != n.id {
+			n.becomeFollower(epoch, leader)
+		} else {
+			n.becomeUnattached(epoch, -1)
+		}
+	case epoch == n.epoch && leader >= 0 && n.leaderID < 0 && leader != n.id:
+		n.becomeFollower(epoch, leader)
+	}
+}
+
+// ---- Requests ------------------------------------------------------------
+
+func (n *Node) stepRequest(m Message) {
+	switch req := m.Request.(type) {
+	case *kmsg.VoteRequest:
+		n.respond(m, n.handleVote(req))
+	case *kmsg.BeginQuorumEpochRequest:
+		n.respond(m, n.handleBeginQuorum(req))
+	case *kmsg.EndQuorumEpochRequest:
+		n.respond(m, n.handleEndQuorum(req))
+	case *kmsg.FetchRequest:
+		n.handleFetch(m, req)
+	case *kmsg.FetchSnapshotRequest:
+		n.respond(m, n.handleFetchSnapshot(req))
+	case *kmsg.DescribeQuorumRequest:
+		n.respond(m, n.handleDescribeQuorum(req))
+	}
+}
+
+func (n *Node) respond(in Message, resp kmsg.Response) {
+	n.msgs = append(n.msgs, Message{From: n.id, To: in.From, ReqID: in.ReqID, Response: resp})
+}
+
+// handleVote follows KafkaRaftClient.handleVoteRequest and the states'
+// canGrantVote.
+func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		r := n.buildVoteResponse(req.Version, errNone, false)
+		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+		return r
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		r := n.buildVoteResponse(req.Version, errNone, false)
+		r.ErrorCode, r.Topics = errInvalidRequest, nil
+		return r
+	}
+	p := req.Topics[0].Partitions[0]
+	preVote := req.Version >= 2 && p.PreVote
+	// A standard candidate bumped its epoch past anything in its log; a
+	// prospective one did not.
+	illegalEpoch := p.LastOffsetEpoch >= p.CandidateEpoch
+	if preVote {
+		illegalEpoch = p.LastOffsetEpoch > p.CandidateEpoch
+	}
+	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || illegalEpoch {
+		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
+	}
+	if p.CandidateEpoch < n.epoch {
+		return n.buildVoteResponse(req.Version, errFencedLeaderEpoch, false)
+	}
+	if p.CandidateID < 0 {
+		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
+	}
+	if p.CandidateEpoch > n.epoch {
+		n.becomeUnattached(p.CandidateEpoch, -1)
+	}
+	if req.Version >= 1 && req.VoterID >= 0 &&
+		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
+		return n.buildVoteResponse(req.Version, errInvalidVoterKey, false)
+	}
+	upToDate := compareOffsetEpoch(p.LastOffset, p.LastOffsetEpoch, n.endOffset, n.lastEpoch) >= 0
+	candDir := [16]byte{}
+	if req.Version >= 1 {
+		candDir = p.CandidateDirectoryID
+	}
+	granted := n.canGrantVote(p.CandidateID, candDir, upToDate, preVote)
+	if granted && !preVote && n.votedID < 0 && (n.role == RoleUnattached || n.role == RoleProspective) {
+		// Persisted through HardState before the response leaves; the
+		// election timer restarts because the candidate is as likely as us
+		// to win.
+		n.votedID, n.votedDir = p.CandidateID, candDir
+		n.electionDeadline = n.randomElectionDeadline()
+	}
+	return n.buildVoteResponse(req.Version, errNone, granted)
+}
+
+// compareOffsetEpoch orders log ends by epoch, then offset.
+func compareOffsetEpoch(offA int64, epochA int32, offB int64, epochB int32) int {
+	switch {
+	case epochA != epochB:
+		if epochA < epochB {
+			return -1
+		}
+		return 1
+	case offA < offB:
+		return -1
+	case offA > offB:
+		return 1
+	}
+	return 0
+}
+
+func (n *Node) canGrantVote(cand int32, dir [16]byte, upToDate, preVote bool) bool {
+	switch n.role {
+	case RoleUnattached, RoleProspective:
+		switch {
+		case preVote:
+			return upToDate
+		case n.votedID >= 0:
+			return n.votedID == cand && (n.votedDir == [16]byte{} || n.votedDir == dir)
+		case n.leaderID >= 0:
+			return false
+		}
+		return upToDate
+	case RoleFollower:
+		// A follower still hearing from its leader refuses pre-votes, so a
+		// partitioned node cannot disrupt a healthy quorum.
+		return preVote && !n.hasFetchedFromLeader && upToDate
+	case RoleCandidate, RoleResigned:
+		return preVote && upToDate
+	}
+	return false // Leader
+}
+
+func (n *Node) handleBeginQuorum(req *kmsg.BeginQuorumEpochRequest) *kmsg.BeginQuorumEpochResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		r := n.buildBeginQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+		return r
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		r := n.buildBeginQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInvalidRequest, nil
+		return r
+	}
+	p := req.Topics[0].Partitions[0]
+	if code := n.validateVoterOnly(p.LeaderID, p.LeaderEpoch); code != errNone {
+		return n.buildBeginQuorumResponse(req.Version, code)
+	}
+	n.maybeTransition(p.LeaderID, p.LeaderEpoch)
+	if req.Version >= 1 && req.VoterID >= 0 &&
+		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
+		return n.buildBeginQuorumResponse(req.Version, errInvalidVoterKey)
+	}
+	return n.buildBeginQuorumResponse(req.Version, errNone)
+}
+
+func (n *Node) validateVoterOnly(remote, epoch int32) int16 {
+	switch {
+	case epoch < n.epoch:
+		return errFencedLeaderEpoch
+	case remote < 0:
+		return errInvalidRequest
+	}
+	return errNone
+}
+
+func (n *Node) validateLeaderOnly(epoch int32) int16 {
+	switch {
+	case epoch < n.epoch:
+		return errFencedLeaderEpoch
+	case epoch > n.epoch:
+		return errUnknownLeaderEpoch
+	case n.role != RoleLeader:
+		return errNotLeaderOrFollower
+	}
+	return errNone
+}
+
+func (n *Node) handleEndQuorum(req *kmsg.EndQuorumEpochRequest) *kmsg.EndQuorumEpochResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		r := n.buildEndQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+		return r
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		r := n.buildEndQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInvalidRequest, nil
+		return r
+	}
+	p := req.Topics[0].Partitions[0]
+	if code := n.validateVoterOnly(p.LeaderID, p.LeaderEpoch); code != errNone {
+		return n.buildEndQuorumResponse(req.Version, code)
+	}
+	n.maybeTransition(p.LeaderID, p.LeaderEpoch)
+	if n.role == RoleFollower && n.leaderID == p.LeaderID {
+		candidates := p.PreferredSuccessors
+		if req.Version >= 1 {
+			candidates = nil
+			for _, c := range p.PreferredCandidates {
+				candidates = append(candidates, c.CandidateID)
+			}
+		}
+		n.fetchDeadline = n.now + n.endEpochBackoff(candidates)
+	}
+	return n.buildEndQuorumResponse(req.Version, errNone)
+}
+
+// endEpochBackoff is Apache's strict exponential backoff by position in the
+// resigning leader's preferred list: the first candidate runs at once.
+func (n *Node) endEpochBackoff(candidates []int32) int64 {
+	pos := slices.Index(candidates, n.id)
+	if pos < 0 {
+		pos = len(candidates)
+	}
+	maxMs := n.cfg.ElectionBackoffMaxMs
+	if pos == 0 {
+		return 0
+	}
+	if pos >= len(candidates) {
+		return maxMs
+	}
+	base := maxMs >> (len(candidates) - 1)
+	return min(maxMs, base<<(pos-1))
+}
+
+// handleFetch serves a follower's or observer's Fetch, or parks it until
+// the log grows, the HW moves, or MaxWaitMs passes.
+func (n *Node) handleFetch(m Message, req *kmsg.FetchRequest) {
+	if !n.clusterIDOK(req.ClusterID) {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version, resp.ErrorCode = req.Version, errInconsistentClusterID
+		n.respond(m, resp)
+		return
+	}
+	if !fetchTopicOK(req) {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version, resp.ErrorCode = req.Version, errInvalidRequest
+		n.respond(m, resp)
+		return
+	}
+	p := req.Topics[0].Partitions[0]
+	if req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0 || p.LastFetchedEpoch > p.CurrentLeaderEpoch {
+		resp, _ := n.fetchResponse(req.Version, errInvalidRequest, -1)
+		n.respond(m, resp)
+		return
+	}
+	resp := n.tryCompleteFetch(m, req)
+	rp := &resp.Topics[0].Partitions[0]
+	hwMoved := req.Version >= 18 && p.HighWatermark < rp.HighWatermark
+	if rp.ErrorCode != errNone || len(rp.RecordBatches) > 0 || req.MaxWaitMillis == 0 ||
+		rp.DivergingEpoch.Epoch >= 0 || rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0 || hwMoved {
+		n.respond(m, resp)
+		return
+	}
+	n.lead.parked = append(n.lead.parked, parkedFetch{in: m, original: resp, offset: p.FetchOffset, deadline: n.now + int64(req.MaxWaitMillis)})
+}
+
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
+// tryCompleteFetch validates the fetch position against the leader's log
+// and builds the answer: records, a diverging epoch, or a snapshot id.
+func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	p := req.Topics[0].Partitions[0]
+	if code := n.validateLeaderOnly(p.CurrentLeaderEpoch); code != errNone {
+		resp, _ := n.fetchResponse(req.Version, code, -1)
+		return resp
+	}
+	var records []byte
+	diverging := SnapshotID{EndOffset: -1, Epoch: -1}
+	snapshot := SnapshotID{EndOffset: -1, Epoch: -1}
+	latest, hasSnap := n.log.LatestSnapshot()
+	if p.FetchOffset == 0 && hasSnap {
+		// An empty follower is better served by the snapshot than the log.
+		snapshot = latest
+	} else {
+		kind, id := n.validateOffsetAndEpoch(p.FetchOffset, p.LastFetchedEpoch)
+		switch kind {
+		case fetchSnapshot:
+			snapshot = id
+		case fetchDiverging:
+			diverging = id
+		default:
+			if p.FetchOffset < n.log.EndOffset() {
+				maxBytes := n.cfg.MaxFetchBytes
+				if req.MaxBytes > 0 {
+					maxBytes = min(maxBytes, int(req.MaxBytes))
+				}
+				if p.PartitionMaxBytes > 0 {
+					maxBytes = min(maxBytes, int(p.PartitionMaxBytes))
+				}
+				if data, err := n.log.Read(p.FetchOffset, maxBytes); err == nil {
+					records = data
+				}
+			}
+			n.updateReplica(fetchReplicaID(req), p.ReplicaDirectoryID, p.FetchOffset)
+		}
+	}
+	resp, rp := n.fetchResponse(req.Version, errNone, n.lead.hw)
+	rp.RecordBatches = records
+	rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
+	rp.SnapshotID.Epoch, rp.SnapshotID.EndOffset = snapshot.Epoch, snapshot.EndOffset
+	return resp
+}
+
+type fetchValidity int
+
+const (
+	fetchValid fetchValidity = iota
+	fetchDiverging
+	fetchSnapshot
+)
+
+// validateOffsetAndEpoch is Apache's ReplicatedLog.validateOffsetAndEpoch.
+// The oldest snapshot is taken to be the one at the log start offset.
+func (n *Node) validateOffsetAndEpoch(offset int64, epoch int32) (fetchValidity, SnapshotID) {
+	start := n.log.StartOffset()
+	if start == 0 && offset == 0 {
+		return fetchValid, SnapshotID{}
+	}
+	latest, hasSnap := n.log.LatestSnapshot()
+	if hasSnap && start > 0 {
+		oldestEpoch := int32(-1)
+		if latest.EndOffset == start {
+			oldestEpoch = latest.Epoch
+		}
+		if offset < start || (offset == start && epoch != oldestEpoch) || epoch < oldestEpoch {
+			return fetchSnapshot, latest
+		}
+	}
+	end, found := n.endOffsetForEpoch(epoch)
+	if found != epoch || end < offset {
+		return fetchDiverging, SnapshotID{EndOffset: end, Epoch: found}
+	}
+	return fetchValid, SnapshotID{}
+}
+
+// endOffsetForEpoch is KafkaMetadataLog.endOffsetForEpoch over the Log
+// interface: an epoch older than the log resolves to the snapshot at the
+// log start, and an empty epoch cache to (LEO, last epoch).
+func (n *Node) endOffsetForEpoch(epoch int32) (int64, int32) {
+	end, found := n.log.EndOffsetForEpoch(epoch)
+	if end < 0 && found < 0 {
+		if n.log.EndOffset() == n.log.StartOffset() {
+			return n.log.EndOffset(), n.log.LastEpoch()
+		}
+		return end, found
+	}
+	if latest, ok := n.log.LatestSnapshot(); ok && latest.EndOffset == n.log.StartOffset() &&
+		end == latest.EndOffset && found == epoch {
+		return latest.EndOffset, latest.Epoch
+	}
+	return end, found
+}
+
+// updateReplica records a valid fetch position (never a diverging one,
+// KAFKA-13141), refreshes check-quorum and may move the HW.
+func (n *Node) updateReplica(id int32, dir [16]byte, fetchOffset int64) {
+	if id < 0 || id == n.id {
+		return
+	}
+	r := n.lead.replicas[id]
+	if r == nil {
+		r = &replicaState{id: id, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
+		n.lead.replicas[id] = r
+	}
+	r.dir = dir
+	leaderLEO := n.lead.replicas[n.id].endOffset
+	// Caught-up time as in Apache's ReplicaState.updateFollowerState.
+	if fetchOffset >= leaderLEO {
+		r.lastCaughtUpMs = max(r.lastCaughtUpMs, n.now)
+	} else if r.lastFetchLeaderLEO > 0 && fetchOffset >= r.lastFetchLeaderLEO {
+		r.lastCaughtUpMs = max(r.lastCaughtUpMs, r.lastFetchMs)
+	}
+	r.lastFetchLeaderLEO = leaderLEO
+	r.lastFetchMs = n.now
+	r.endOffset = fetchOffset
+	if r.voter {
+		n.updateCheckQuorum(id)
+		n.maybeAdvanceHighWatermark()
+	}
+}
+
+// updateCheckQuorum restarts the check-quorum timer once a majority of the
+// voters (the leader counts itself) fetched since the last restart.
+func (n *Node) updateCheckQuorum(voter int32) {
+	if !slices.Contains(n.voters, voter) {
+		return
+	}
+	n.lead.fetchedVoters[voter] = true
+	need := majority(len(n.voters))
+	if n.isVoter {
+		need--
+	}
+	if len(n.lead.fetchedVoters) >= need {
+		clear(n.lead.fetchedVoters)
+		n.lead.checkQuorumAt = n.now + n.cfg.FetchTimeoutMs*3/2
+	}
+}
+
+// maybeAdvanceHighWatermark moves the leader's HW to the largest offset a
+// majority of voters hold, but only once that offset is past the start of
+// this epoch, and never backwards.
+func (n *Node) maybeAdvanceHighWatermark() {
+	offsets := make([]int64, 0, len(n.voters))
+	for _, v := range n.voters {
+		offsets = append(offsets, n.lead.replicas[v].endOffset)
+	}
+	candidate := majorityOffset(offsets)
+	if candidate <= n.lead.epochStartOffset || candidate <= n.lead.hw {
+		return
+	}
+	n.lead.hw = candidate
+	if candidate > n.hw {
+		n.hw = candidate
+	}
+	n.completeParkedFetches(func(parkedFetch) bool { return true })
+}
+
+func (n *Node) handleFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errInconsistentClusterID, errNone)
+		resp.Topics = nil
+		return resp
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errInvalidRequest, errNone)
+		resp.Topics = nil
+		return resp
+	}
+	p := req.Topics[0].Partitions[0]
+	if code := n.validateLeaderOnly(p.CurrentLeaderEpoch); code != errNone {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, code)
+		return resp
+	}
+	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+	latest, ok := n.log.LatestSnapshot()
+	if !ok || latest != id {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
+		return resp
+	}
+	maxBytes := n.cfg.MaxFetchBytes
+	if req.MaxBytes > 0 {
+		maxBytes = min(maxBytes, int(req.MaxBytes))
+	}
+	data, size, err := n.log.ReadSnapshot(id, p.Position, maxBytes)
+	if err != nil {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
+		return resp
+	}
+	if p.Position < 0 || p.Position >= size {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errPositionOutOfRange)
+		return resp
+	}
+	n.updateCheckQuorum(req.ReplicaID)
+	resp, rp := n.fetchSnapshotResponse(req.Version, errNone, errNone)
+	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.EndOffset, id.Epoch
+	rp.Size, rp.Position, rp.Bytes = size, p.Position, data
+	return resp
+}
+
+func (n *Node) handleDescribeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
+	resp := kmsg.NewPtrDescribeQuorumResponse()
+	resp.Version = req.Version
+	t := kmsg.NewDescribeQuorumResponseTopic()
+	t.Topic = MetadataTopic
+	p := kmsg.NewDescribeQuorumResponseTopicPartition()
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		p.ErrorCode = errUnknownTopicOrPart
+	} else if n.role != RoleLeader {
+		p.ErrorCode = errNotLeaderOrFollower
+	} else {
+		p.LeaderID, p.LeaderEpoch, p.HighWatermark = n.id, n.epoch, n.lead.hw
+		ids := make([]int32, 0, len(n.lead.replicas))
+		for id := range n.lead.replicas {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			r := n.lead.replicas[id]
+			rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			rs.ReplicaID, rs.ReplicaDirectoryID, rs.LogEndOffset = r.id, r.dir, r.endOffset
+			rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = r.lastFetchMs, r.lastCaughtUpMs
+			if id == n.id {
+				rs.ReplicaDirectoryID = n.cfg.DirectoryID
+				rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = n.now, n.now
+			}
+			if r.voter {
+				p.CurrentVoters = append(p.CurrentVoters, rs)
+			} else if n.now-r.lastFetchMs < observerExpiryMs {
+				p.Observers = append(p.Observers, rs)
+			}
+		}
+		if req.Version >= 2 {
+			for _, id := range n.voters {
+				node := kmsg.NewDescribeQuorumResponseNode()
+				node.NodeID = id
+				for _, e := range n.endpointsOf(id) {
+					node.Listeners = append(node.Listeners, kmsg.DescribeQuorumResponseNodeListener{Name: e.Name, Host: e.Host, Port: e.Port})
+				}
+				resp.Nodes = append(resp.Nodes, node)
+			}
+		}
+	}
+	t.Partitions = []kmsg.DescribeQuorumResponseTopicPartition{p}
+	resp.Topics = []kmsg.DescribeQuorumResponseTopic{t}
+	return resp
+}
+
+func (n *Node) endpointsOf(id int32) []Endpoint {
+	if id == n.id && len(n.cfg.Endpoints) > 0 {
+		return n.cfg.Endpoints
+	}
+	return n.cfg.Voters[id]
+}
+
+// ---- Responses -----------------------------------------------------------
+
+func (n *Node) stepResponse(m Message, out outRequest) {
+	switch resp := m.Response.(type) {
+	case *kmsg.VoteResponse:
+		n.handleVoteResponse(m.From, resp, out)
+	case *kmsg.BeginQuorumEpochResponse:
+		if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
+			p := resp.Topics[0].Partitions[0]
+			n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch)
+		}
+	case *kmsg.EndQuorumEpochResponse:
+		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			n.retryAt[m.From] = n.now + n.cfg.RetryBackoffMs
+			return
+		}
+		p := resp.Topics[0].Partitions[0]
+		if n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch) {
+			return
+		}
+		if n.role == RoleResigned && out.epoch == n.epoch && p.ErrorCode == errNone {
+			delete(n.unacked, m.From)
+		}
+	case *kmsg.FetchResponse:
+		n.handleFetchResponse(m.From, resp, out)
+	case *kmsg.FetchSnapshotResponse:
+		n.handleFetchSnapshotResponse(m.From, resp, out)
+	}
+}
+
+// handleCommonResponse applies the leader and epoch carried by a response
+// (Apache's maybeHandleCommonResponse). It returns true when the response
+// needs no further handling.
+func (n *Node) handleCommonResponse(code int16, leader, epoch int32) bool {
+	if epoch == n.epoch && leader >= 0 && n.leaderID >= 0 && leader != n.leaderID {
+		n.fatal = fmt.Errorf("%w: epoch %d has leaders %d and %d (node %d)", ErrInconsistentLeader, epoch, n.leaderID, leader, n.id)
+		return true
+	}
+	switch {
+	case epoch < n.epoch || code == errUnknownLeaderEpoch:
+		return true
+	case epoch > n.epoch || code == errFencedLeaderEpoch || code == errNotLeaderOrFollower:
+		n.maybeTransition(leader, epoch)
+		return true
+	case epoch == n.epoch && leader >= 0 && n.leaderID < 0 && leader != n.id:
+		n.becomeFollower(epoch, leader)
+		return code != errNone
+	case code != errNone:
+		return true
+	}
+	return false
+}
+
+func (n *Node) handleVoteResponse(from int32, resp *kmsg.VoteResponse, out outRequest) {
+	nominee := n.role == RoleProspective || n.role == RoleCandidate
+	if resp.ErrorCode == errUnsupportedVersion && n.role == RoleProspective && out.preVote && out.epoch == n.epoch {
+		n.becomeCandidate()
+		return
+	}
+	if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		return
+	}
+	p := resp.Topics[0].Partitions[0]
+	if n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch) {
+		return
+	}
+	// VoteResponse does not say whether it answers a pre-vote: match it to
+	// the role and epoch we asked in.
+	if !nominee || p.ErrorCode != errNone || out.epoch != n.epoch || out.role != n.role {
+		return
+	}
+	if p.VoteGranted {
+		n.granted[from] = true
+		n.maybeWinElection()
+		return
+	}
+	n.rejected[from] = true
+	if n.role == RoleProspective && n.electionLost() {
+		n.prospectiveLost()
+	}
+	// A rejected Candidate waits out its election timeout, then pre-votes.
+}
+
+func (n *Node) handleFetchResponse(from int32, resp *kmsg.FetchResponse, out outRequest) {
+	if resp.ErrorCode != errNone || !fetchResponseTopicOK(resp) {
+		n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		return
+	}
+	p := &resp.Topics[0].Partitions[0]
+	if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
+		if p.ErrorCode != errNone {
+			n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		}
+		return
+	}
+	if n.role != RoleFollower || from != n.leaderID || out.epoch != n.epoch || n.snap != nil {
+		return
+	}
+	switch {
+	case p.DivergingEpoch.Epoch >= 0:
+		if n.hw >= 0 && p.DivergingEpoch.EndOffset < n.hw {
+			n.fatal = fmt.Errorf("%w: node %d asked to truncate to %d, high watermark %d", ErrTruncateBelowHighWatermark, n.id, p.DivergingEpoch.EndOffset, n.hw)
+			return
+		}
+		n.truncateToEndOffset(p.DivergingEpoch.EndOffset, p.DivergingEpoch.Epoch)
+	case p.SnapshotID.Epoch >= 0 || p.SnapshotID.EndOffset >= 0:
+		if p.SnapshotID.Epoch < 0 || p.SnapshotID.EndOffset < 0 {
+			return
+		}
+		n.snap = &snapshotDownload{id: SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}}
+	default:
+		n.appendAsFollower(p.RecordBatches)
+		if p.HighWatermark >= 0 {
+			n.updateFollowerHighWatermark(min(n.endOffset, p.HighWatermark))
+		}
+	}
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.hasFetchedFromLeader = true
+}
+
+func (n *Node) updateFollowerHighWatermark(hw int64) {
+	if hw > n.hw {
+		n.hw = hw
+	}
+}
+
+// truncateToEndOffset is Apache's ReplicatedLog.truncateToEndOffset.
+func (n *Node) truncateToEndOffset(offset int64, epoch int32) {
+	var to int64
+	if epoch == 0 {
+		to = min(offset, n.endOffset)
+	} else {
+		localEnd, localEpoch := n.endOffsetForEpoch(epoch)
+		if localEpoch == epoch {
+			to = min(localEnd, offset)
+		} else {
+			to = localEnd
+		}
+	}
+	if to < 0 {
+		to = n.log.StartOffset()
+	}
+	if to >= n.endOffset {
+		return
+	}
+	n.truncate = &to
+	n.endOffset = to
+}
+
+// appendAsFollower takes the whole, CRC-valid batches that continue the log.
+func (n *Node) appendAsFollower(records []byte) {
+	_, _ = batch.Walk(records, func(h batch.Header, raw []byte) error {
+		if h.BaseOffset != n.endOffset {
+			return errStopWalk
+		}
+		n.appendBuf = append(n.appendBuf, raw...)
+		n.endOffset = h.NextOffset()
+		n.lastEpoch = h.PartitionLeaderEpoch
+		return nil
+	})
+}
+
+var errStopWalk = errors.New("stop")
+
+func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotResponse, out outRequest) {
+	if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		return
+	}
+	p := &resp.Topics[0].Partitions[0]
+	if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
+		if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
+			n.snap = nil // start over with a Fetch, which names the current snapshot
+		}
+		if p.ErrorCode != errNone {
+			n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		}
+		return
+	}
+	if n.role != RoleFollower || from != n.leaderID || out.epoch != n.epoch || n.snap == nil {
+		return
+	}
+	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+	if id != n.snap.id || p.Position != n.snap.pos || p.Size <= 0 {
+		n.snap = nil
+		return
+	}
+	chunk := &SnapshotChunk{ID: id, Position: p.Position, Data: slices.Clone(p.Bytes)}
+	n.snap.pos += int64(len(p.Bytes))
+	if n.snap.pos >= p.Size {
+		chunk.Done = true
+		// Installing the snapshot replaces the whole log.
+		n.endOffset, n.lastEpoch = id.EndOffset, id.Epoch
+	}
+	n.snapChunk = chunk
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.hasFetchedFromLeader = true
+}
+
+// handleFailure reacts to a request that failed or timed out.
+func (n *Node) handleFailure(reqID uint64, out outRequest) {
+	n.retryAt[out.to] = n.now + n.cfg.RetryBackoffMs
+}
+
+// ---- Outbound requests ---------------------------------------------------
+
+func (n *Node) send(to int32, req kmsg.Request, preVote bool) uint64 {
+	n.nextReqID++
+	id := n.nextReqID
+	n.inflight[id] = outRequest{to: to, key: req.Key(), epoch: n.epoch, role: n.role, preVote: preVote, sentAt: n.now}
+	n.toPeer[peerKey{to, req.Key()}] = id
+	n.msgs = append(n.msgs, Message{From: n.id, To: to, ReqID: id, Request: req})
+	return id
+}
+
+func (n *Node) forget(id uint64, out outRequest) {
+	delete(n.inflight, id)
+	if n.toPeer[peerKey{out.to, out.key}] == id {
+		delete(n.toPeer, peerKey{out.to, out.key})
+	}
+	if n.fetching == id {
+		n.fetching = 0
+	}
+}
+
+// canSend reports whether a new request of key may go to peer now.
+func (n *Node) canSend(peer int32, key int16) bool {
+	_, busy := n.toPeer[peerKey{peer, key}]
+	return !busy && n.now >= n.retryAt[peer]
+}
+
+// expireRequests times out requests older than RequestTimeoutMs, in ReqID
+// order so that output stays deterministic.
+func (n *Node) expireRequests() {
+	var expired []uint64
+	for id, out := range n.inflight {
+		if n.now-out.sentAt >= n.cfg.RequestTimeoutMs {
+			expired = append(expired, id)
+		}
+	}
+	slices.Sort(expired)
+	for _, id := range expired {
+		out := n.inflight[id]
+		n.forget(id, out)
+		n.handleFailure(id, out)
+	}
+}
+
+// logSettled reports whether the log end is known without applying pending
+// output; requests that carry the log end wait for it.
+func (n *Node) logSettled() bool { return n.truncate == nil && n.snapChunk == nil }
+
+// poll sends whatever the current role owes its peers.
+func (n *Node) poll() {
+	if n.fatal != nil {
+		return
+	}
+	switch n.role {
+	case RoleProspective, RoleCandidate:
+		n.sendVotes()
+	case RoleFollower:
+		if n.isVoter || n.now < n.fetchDeadline {
+			n.maybeSendFetch(n.leaderID)
+		} else {
+			n.maybeSendBootstrapFetch()
+		}
+	case RoleUnattached:
+		n.maybeSendBootstrapFetch()
+	case RoleLeader:
+		n.sendBeginQuorum()
+	case RoleResigned:
+		n.sendEndQuorum()
+	}
+}
+
+func (n *Node) sendVotes() {
+	if !n.logSettled() {
+		return
+	}
+	preVote := n.role == RoleProspective
+	for _, v := range n.voters {
+		if v == n.id || n.granted[v] || n.rejected[v] || !n.canSend(v, keyVote) {
+			continue
+		}
+		if preVote && n.version(v, keyVote) < 2 {
+			// The peer cannot carry PreVote: as Apache maps this to
+			// UNSUPPORTED_VERSION, go straight to a standard election.
+			n.becomeCandidate()
+			n.sendVotes()
+			return
+		}
+		n.send(v, n.buildVoteRequest(v, preVote), preVote)
+	}
+}
+
+func (n *Node) maybeSendFetch(to int32) {
+	if to < 0 || to == n.id || n.fetching != 0 || !n.logSettled() || !n.canSend(to, keyFetch) || !n.canSend(to, keyFetchSnapshot) {
+		return
+	}
+	if n.snap != nil {
+		n.fetching = n.send(to, n.buildFetchSnapshotRequest(to, n.snap.id, n.snap.pos), false)
+		return
+	}
+	n.fetching = n.send(to, n.buildFetchRequest(to), false)
+}
+
+// maybeSendBootstrapFetch asks a random voter, to discover the leader.
+func (n *Node) maybeSendBootstrapFetch() {
+	if n.fetching != 0 || !n.logSettled() {
+		return
+	}
+	var ready []int32
+	for _, v := range n.voters {
+		if v != n.id && n.canSend(v, keyFetch) {
+			ready = append(ready, v)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	to := ready[n.rand.IntN(len(ready))]
+	n.fetching = n.send(to, n.buildFetchRequest(to), false)
+}
+
+func (n *Node) sendBeginQuorum() {
+	if n.now < n.lead.beginQuorumAt {
+		return
+	}
+	for _, v := range n.voters {
+		if v != n.id && n.canSend(v, keyBeginQuorum) {
+			n.send(v, n.buildBeginQuorumRequest(v), false)
+		}
+	}
+	n.lead.beginQuorumAt = n.now + n.cfg.FetchTimeoutMs/2
+}
+
+func (n *Node) sendEndQuorum() {
+	for _, v := range n.voters {
+		if n.unacked[v] && n.canSend(v, keyEndQuorum) {
+			n.send(v, n.buildEndQuorumRequest(v, n.preferred), false)
+		}
+	}
+}
+
+// ---- Leader log ----------------------------------------------------------
+
+func (n *Node) tickLeader() {
+	if len(n.voters) > 1 && n.now >= n.lead.checkQuorumAt {
+		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts.
+		n.becomeResigned(n.successorsByFetchOffset())
+		return
+	}
+	n.expireParkedFetches()
+	if n.cfg.IdleRecord != nil && n.now-n.lead.lastAppendMs >= n.cfg.IdleIntervalMs {
+		if v := n.cfg.IdleRecord(); v != nil {
+			_, _, _ = n.Propose([][]byte{v})
+		}
+	}
+}
+
+func (n *Node) successorsByFetchOffset() []int32 {
+	var out []int32
+	for _, v := range n.voters {
+		if v != n.id {
+			out = append(out, v)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int32) int {
+		ea, eb := n.lead.replicas[a].endOffset, n.lead.replicas[b].endOffset
+		switch {
+		case ea > eb:
+			return -1
+		case ea < eb:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// appendBatches queues already-encoded batches after any pending proposals.
+func (n *Node) appendBatches(b []byte) {
+	n.encodeProposals()
+	n.appendBuf = append(n.appendBuf, b...)
+	_, _ = batch.Walk(b, func(h batch.Header, _ []byte) error {
+		n.endOffset = h.NextOffset()
+		n.lastEpoch = h.PartitionLeaderEpoch
+		return nil
+	})
+	if n.lead != nil {
+		n.lead.lastAppendMs = n.now
+	}
+}
+
+// encodeProposals turns queued proposals into data batches of at most
+// MaxBatchBytes of values each (a single oversized record gets its own).
+func (n *Node) encodeProposals() {
+	if len(n.proposals) == 0 {
+		return
+	}
+	base := n.proposalBase
+	var recs []batch.Record
+	size := 0
+	flush := func() {
+		if len(recs) > 0 {
+			n.appendBuf = batch.Builder{BaseOffset: base, LeaderEpoch: n.epoch, Timestamp: n.now}.Encode(n.appendBuf, recs)
+			base += int64(len(recs))
+			recs, size = nil, 0
+		}
+	}
+	for _, v := range n.proposals {
+		if size+len(v) > n.cfg.MaxBatchBytes {
+			flush()
+		}
+		recs = append(recs, batch.Record{Value: v})
+		size += len(v)
+	}
+	flush()
+	n.proposals = nil
+}
+
+// onLeaderLogFlushed runs after Advance: the leader's own end offset now
+// counts toward the HW, and parked fetches waiting for data can complete.
+func (n *Node) onLeaderLogFlushed() {
+	self := n.lead.replicas[n.id]
+	leo := n.log.EndOffset()
+	if leo == self.endOffset {
+		return
+	}
+	self.endOffset = leo
+	self.lastFetchMs, self.lastCaughtUpMs = n.now, n.now
+	n.maybeAdvanceHighWatermark()
+	n.completeParkedFetches(func(p parkedFetch) bool { return p.offset < leo })
+}
+
+func (n *Node) completeParkedFetches(ready func(parkedFetch) bool) {
+	if n.lead == nil {
+		return
+	}
+	parked := n.lead.parked
+	n.lead.parked = nil
+	for _, p := range parked {
+		if !ready(p) {
+			n.lead.parked = append(n.lead.parked, p)
+			continue
+		}
+		n.respond(p.in, n.tryCompleteFetch(p.in, p.in.Request.(*kmsg.FetchRequest)))
+	}
+}
+
+func (n *Node) expireParkedFetches() {
+	parked := n.lead.parked
+	n.lead.parked = nil
+	for _, p := range parked {
+		if n.now >= p.deadline {
+			n.respond(p.in, p.original)
+		} else {
+			n.lead.parked = append(n.lead.parked, p)
+		}
+	}
+}
+
+// failParkedFetches answers every parked fetch with NOT_LEADER_OR_FOLLOWER
+// when leadership ends, so fetchers retry at once.
+func (n *Node) failParkedFetches() {
+	for _, p := range n.lead.parked {
+		resp, _ := n.fetchResponse(p.in.Request.GetVersion(), errNotLeaderOrFollower, -1)
+		n.respond(p.in, resp)
+	}
+	n.lead.parked = nil
+}
+
+func (n *Node) reloadLogEnd() {
+	n.endOffset = n.log.EndOffset()
+	n.lastEpoch = n.log.LastEpoch()
+}
+
+// reloadLogEndWithPending recomputes the log end from the Log plus the
+// batches still waiting in appendBuf (proposals were just dropped).
+func (n *Node) reloadLogEndWithPending() {
+	if !n.logSettled() {
+		return
+	}
+	n.reloadLogEnd()
+	_, _ = batch.Walk(n.appendBuf, func(h batch.Header, _ []byte) error {
+		n.endOffset = h.NextOffset()
+		n.lastEpoch = h.PartitionLeaderEpoch
+		return nil
+	})
+}

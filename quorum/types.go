@@ -1,0 +1,207 @@
+package quorum
+
+import (
+	"errors"
+	"math/rand/v2"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// MetadataTopic is the name of the single KRaft partition's topic; its
+// partition is always 0.
+const MetadataTopic = "__cluster_metadata"
+
+// MetadataTopicID is the fixed topic id of __cluster_metadata, Uuid(0, 1).
+var MetadataTopicID = [16]byte{15: 1}
+
+// Sentinel errors. Protocol-level failures are error codes inside responses;
+// these are returned to the local caller only.
+var (
+	// ErrNotLeader is returned by Propose when this node is not the leader.
+	ErrNotLeader = errors.New("quorum: not the leader")
+	// ErrUnreachable reports (through Message.Err) that a request could not
+	// be delivered to its peer.
+	ErrUnreachable = errors.New("quorum: peer unreachable")
+	// ErrTimeout reports (through Message.Err) that a request got no answer.
+	ErrTimeout = errors.New("quorum: request timed out")
+	// ErrTruncateBelowHighWatermark means a leader asked this node to drop
+	// committed data; the node stops (Apache treats it as fatal too).
+	ErrTruncateBelowHighWatermark = errors.New("quorum: leader asked to truncate below the high watermark")
+	// ErrInconsistentLeader means two different leaders were seen in one
+	// epoch: a safety violation somewhere in the quorum.
+	ErrInconsistentLeader = errors.New("quorum: two leaders in one epoch")
+)
+
+// SnapshotID names a snapshot by the offset just after its last record and
+// the epoch of that record.
+type SnapshotID struct {
+	EndOffset int64
+	Epoch     int32
+}
+
+// Log is the read side of the replicated log. The core never writes through
+// it: appends, truncations and snapshot installs leave through Ready, and the
+// shell applies them before calling Advance, so after Advance the Log reflects
+// them. Implementations must not change between Advance and the next Ready
+// except by the shell's own hand (e.g. writing a local snapshot and dropping
+// the log prefix it covers).
+type Log interface {
+	// StartOffset is the first offset still held in the log (the latest
+	// snapshot's end offset after compaction, else 0).
+	StartOffset() int64
+	// EndOffset is the log end offset (LEO): the offset the next record gets.
+	EndOffset() int64
+	// LastEpoch is the epoch of the last batch, or the latest snapshot's when
+	// the log is empty, or 0.
+	LastEpoch() int32
+	// EndOffsetForEpoch follows Apache's LeaderEpochFileCache.endOffsetFor:
+	// for the newest epoch, (LEO, epoch); otherwise the start offset of the
+	// first epoch above the requested one, paired with the largest epoch at
+	// or below it (or the requested epoch when it is below every epoch held).
+	// (-1, -1) when unknown (the requested epoch is above every epoch held).
+	EndOffsetForEpoch(epoch int32) (endOffset int64, foundEpoch int32)
+	// Read returns whole RecordBatch v2 batches starting with the batch that
+	// contains offset, at most maxBytes but always at least one batch if any.
+	Read(offset int64, maxBytes int) ([]byte, error)
+	// LatestSnapshot is the newest snapshot other than the bootstrap one.
+	LatestSnapshot() (SnapshotID, bool)
+	// ReadSnapshot returns up to maxBytes of snapshot id from byte pos, and
+	// the snapshot's total size.
+	ReadSnapshot(id SnapshotID, pos int64, maxBytes int) (data []byte, size int64, err error)
+}
+
+// HardState is what must survive a crash before any message that depends on
+// it leaves: it mirrors Apache's quorum-state file.
+type HardState struct {
+	LeaderID         int32
+	LeaderEpoch      int32
+	VotedID          int32
+	VotedDirectoryID [16]byte
+}
+
+// Role is the node's position in the KRaft state machine.
+type Role uint8
+
+// Roles, as in Apache's QuorumState.
+const (
+	RoleUnattached Role = iota
+	RoleProspective
+	RoleCandidate
+	RoleLeader
+	RoleFollower
+	RoleResigned
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleUnattached:
+		return "Unattached"
+	case RoleProspective:
+		return "Prospective"
+	case RoleCandidate:
+		return "Candidate"
+	case RoleLeader:
+		return "Leader"
+	case RoleFollower:
+		return "Follower"
+	case RoleResigned:
+		return "Resigned"
+	}
+	return "Role(?)"
+}
+
+// SoftState is volatile state the shell may want to show or act on; it is
+// never persisted.
+type SoftState struct {
+	Role     Role
+	LeaderID int32 // -1 when unknown
+	Epoch    int32
+	VotedID  int32 // -1 when none
+	IsVoter  bool
+}
+
+// Message is one request or response between this node and a peer (voter,
+// observer controller or broker). Exactly one of Request, Response and Err is
+// set. For inbound requests the shell picks ReqID and the core copies it into
+// its response. For the core's own requests the core picks ReqID; the shell
+// steps the response back with the same ReqID, or a Message with Err set
+// (ErrUnreachable, ErrTimeout, or any error) when the request failed.
+type Message struct {
+	From, To int32
+	ReqID    uint64
+	Request  kmsg.Request
+	Response kmsg.Response
+	Err      error
+}
+
+// SnapshotChunk is a piece of a snapshot being downloaded from the leader.
+// Chunks arrive in order; Done marks the last one, after which the shell
+// freezes the snapshot (fsync + rename) and resets the log to start at
+// ID.EndOffset.
+type SnapshotChunk struct {
+	ID       SnapshotID
+	Position int64
+	Data     []byte
+	Done     bool
+}
+
+// Ready is everything the node needs the shell to do. Handle it in this
+// order: write HardState durably; write SnapshotWrite; apply Truncate; append
+// Append; fsync if MustSync; then send Messages; then apply committed records
+// up to HighWatermark; then call Advance.
+type Ready struct {
+	HardState     *HardState
+	SnapshotWrite *SnapshotChunk
+	Truncate      *int64 // drop every batch at or after this offset
+	Append        []byte // whole RecordBatch v2 batches, contiguous with the log end
+	MustSync      bool
+	Messages      []Message
+	HighWatermark int64 // -1 when unknown
+	SoftState     SoftState
+}
+
+// Endpoint is one listener of a node.
+type Endpoint struct {
+	Name string
+	Host string
+	Port uint16
+}
+
+// Config configures a Node. Zero durations take Apache's defaults.
+type Config struct {
+	NodeID      int32
+	DirectoryID [16]byte
+	ClusterID   string
+	// Voters is the static voter set (controller.quorum.voters): id → listeners.
+	Voters map[int32][]Endpoint
+	// Endpoints are this node's own listeners, advertised as leader endpoints.
+	Endpoints []Endpoint
+	// KRaftVersion is the finalized kraft.version; at 1 the leader writes
+	// KRaftVersion and Voters control records at the start of each epoch.
+	KRaftVersion int16
+
+	ElectionTimeoutMs    int64 // 1000
+	FetchTimeoutMs       int64 // 2000
+	ElectionBackoffMaxMs int64 // 1000
+	RequestTimeoutMs     int64 // 2000
+	RetryBackoffMs       int64 // 20
+	IdleIntervalMs       int64 // 500
+	FetchMaxWaitMs       int32 // 500
+	MaxFetchBytes        int   // 8 MiB
+	MaxBatchBytes        int   // 8 MiB
+
+	// Rand drives every random choice (election jitter, bootstrap peer).
+	Rand *rand.Rand
+	// HardState is the quorum-state read at startup.
+	HardState HardState
+	// Log is the replicated log as it is on disk at startup.
+	Log Log
+	// IdleRecord returns the value of the record the leader writes when the
+	// log has been idle for IdleIntervalMs (the metadata NoOpRecord); nil
+	// writes nothing.
+	IdleRecord func() []byte
+	// PeerVersions returns the highest version of API key the peer supports
+	// (from its ApiVersions), or -1 when unknown, in which case the newest
+	// version is used.
+	PeerVersions func(peer int32, key int16) int16
+}
