@@ -35,4 +35,13 @@
 // EncodeControl and DecodeControl handle control records: a 4-byte key
 // (version 0, type) and the message value, read at version 0 as Apache does
 // (control.go). Record batches themselves belong to storage/batch.
+//
+// # Image
+//
+// Image (image.go) is the state built by applying records in log order:
+// features, broker and controller registrations, topics and partitions (by
+// id and by name; partitions as values in a slice per topic), configs and
+// the producer-id block. Metadata transactions apply all at once at their
+// EndTransactionRecord or not at all. Hash gives a deterministic digest for
+// comparing nodes.
 package metadata

@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -55,24 +56,8 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 type Uuid [16]byte
 
 // String renders the id the way Kafka prints it: URL-safe base64 without
-// padding. Kept out of the hot path; it is for logs and tests.
-func (u Uuid) String() string {
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	var sb strings.Builder
-	var acc, bits uint
-	for _, b := range u {
-		acc = acc<<8 | uint(b)
-		bits += 8
-		for bits >= 6 {
-			bits -= 6
-			sb.WriteByte(alphabet[acc>>bits&63])
-		}
-	}
-	if bits > 0 {
-		sb.WriteByte(alphabet[acc<<(6-bits)&63])
-	}
-	return sb.String()
-}
+// padding.
+func (u Uuid) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
 
 // TaggedField is a tagged field this package has no schema for (or one not
 // valid at the record's version). Decoding keeps it and encoding writes it
