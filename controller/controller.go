@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/kraftd/kraftd/metadata"
+)
+
+// Controller holds the metadata image built from committed records and
+// decides which records the active controller writes. It is fed by the
+// server's quorum loop (Replay, LoadSnapshot) and read concurrently by
+// request handlers, hence the lock.
+type Controller struct {
+	nodeID    int32
+	bootstrap []metadata.Record
+
+	mu      sync.RWMutex
+	image   *metadata.Image
+	applied int64 // offset of the last replayed record, -1 before any
+}
+
+// New returns a controller whose image is empty. bootstrap holds the
+// records of bootstrap.checkpoint (feature levels), written by the first
+// leader of an empty log.
+func New(nodeID int32, bootstrap []metadata.Record) *Controller {
+	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: metadata.NewImage(), applied: -1}
+}
+
+// Replay applies one committed record at offset. A record the image rejects
+// is reported but does not stop replay: the log is the truth, and Apache's
+// controller likewise logs and skips records it cannot apply.
+func (c *Controller) Replay(offset int64, rec metadata.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.applied = offset
+	if err := c.image.Apply(rec); err != nil {
+		return fmt.Errorf("controller: record at offset %d (%s): %w", offset, metadata.RecordName(rec.Key()), err)
+	}
+	return nil
+}
+
+// MarkApplied records that every record up to offset has been replayed,
+// even where the last batches held only control records.
+func (c *Controller) MarkApplied(offset int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if offset > c.applied {
+		c.applied = offset
+	}
+}
+
+// LoadSnapshot replaces the image with the one in a snapshot whose last
+// contained offset is lastOffset.
+func (c *Controller) LoadSnapshot(lastOffset int64, records []metadata.Record) error {
+	im := metadata.NewImage()
+	for i, rec := range records {
+		if err := im.Apply(rec); err != nil {
+			return fmt.Errorf("controller: snapshot record %d: %w", i, err)
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.image, c.applied = im, lastOffset
+	return nil
+}
+
+// Applied is the offset of the last replayed record, or -1.
+func (c *Controller) Applied() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.applied
+}
+
+// Features returns the finalized feature levels and the offset they were
+// read at (ApiVersions' FinalizedFeaturesEpoch). Before the log holds any
+// metadata.version, the bootstrap levels are reported, as Apache does.
+func (c *Controller) Features() (map[string]int16, int64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if _, ok := c.image.Features[MetadataVersionFeature]; ok {
+		return maps.Clone(c.image.Features), c.applied
+	}
+	levels := map[string]int16{}
+	for _, rec := range c.bootstrap {
+		if f, ok := rec.(*metadata.FeatureLevelRecord); ok {
+			levels[f.Name] = f.FeatureLevel
+		}
+	}
+	return levels, -1
+}
+
+// RegisteredControllers returns a copy of the controller registrations.
+func (c *Controller) RegisteredControllers() map[int32]metadata.RegisterControllerRecord {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return maps.Clone(c.image.Controllers)
+}
+
+// Hash is the image's deterministic hash, for comparing nodes in tests.
+func (c *Controller) Hash() [32]byte {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.image.Hash()
+}
+
+// ActivationRecords are what a newly elected leader writes once it has
+// replayed every committed record: the bootstrap feature levels when the log
+// has never held a metadata.version, wrapped in a metadata transaction when
+// that metadata.version supports one (Apache's ActivationRecordsGenerator).
+func (c *Controller) ActivationRecords() []metadata.Record {
+	c.mu.RLock()
+	_, bootstrapped := c.image.Features[MetadataVersionFeature]
+	c.mu.RUnlock()
+	if bootstrapped || len(c.bootstrap) == 0 {
+		return nil
+	}
+	mv := int16(0)
+	if f, ok := c.bootstrap[0].(*metadata.FeatureLevelRecord); ok && f.Name == MetadataVersionFeature {
+		mv = f.FeatureLevel
+	}
+	if mv < MVMetadataTransactions {
+		return c.bootstrap
+	}
+	name := "Bootstrap records"
+	out := []metadata.Record{&metadata.BeginTransactionRecord{Name: &name}}
+	out = append(out, c.bootstrap...)
+	return append(out, &metadata.EndTransactionRecord{})
+}
