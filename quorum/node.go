@@ -1162,9 +1162,7 @@ func (n *Node) handleFetchResponse(from int32, resp *kmsg.FetchResponse, out out
 	}
 	p := &resp.Topics[0].Partitions[0]
 	if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
-		if p.ErrorCode != errNone {
-			n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
-		}
+		n.backoffUnlessMoved(from, p.ErrorCode, out)
 		return
 	}
 	if n.role != RoleFollower || from != n.leaderID || out.epoch != n.epoch || n.snap != nil {
@@ -1246,9 +1244,7 @@ func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotR
 		if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
 			n.snap = nil // start over with a Fetch, which names the current snapshot
 		}
-		if p.ErrorCode != errNone {
-			n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
-		}
+		n.backoffUnlessMoved(from, p.ErrorCode, out)
 		return
 	}
 	if n.role != RoleFollower || from != n.leaderID || out.epoch != n.epoch || n.snap == nil {
@@ -1269,6 +1265,15 @@ func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotR
 	n.snapChunk = chunk
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
 	n.hasFetchedFromLeader = true
+}
+
+// backoffUnlessMoved delays the next request to peer after an error answer,
+// unless the answer moved this node to a new role or epoch: then the new
+// role's first request should leave at once.
+func (n *Node) backoffUnlessMoved(peer int32, code int16, out outRequest) {
+	if code != errNone && out.role == n.role && out.epoch == n.epoch {
+		n.retryAt[peer] = n.now + n.cfg.RetryBackoffMs
+	}
 }
 
 // handleFailure reacts to a request that failed or timed out.
