@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -51,6 +52,7 @@ type peer struct {
 	// versions are the peer's ranges from ApiVersions; nil until negotiated.
 	versions map[int16]protocol.VersionRange
 	vmu      sync.Mutex
+	busy     atomic.Int32 // 1 while a request is in flight
 }
 
 type outbound struct {
@@ -140,10 +142,12 @@ func (p *Peers) run(pr *peer) {
 		}
 	}()
 	for out := range pr.queue {
+		pr.busy.Store(1)
 		if conn == nil {
 			c, err := p.connect(pr)
 			if err != nil {
 				p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: err})
+				pr.busy.Store(0)
 				continue
 			}
 			conn = c
@@ -155,6 +159,7 @@ func (p *Peers) run(pr *peer) {
 			conn = nil
 		}
 		p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Response: resp, Err: err})
+		pr.busy.Store(0)
 	}
 }
 
@@ -252,4 +257,15 @@ func (p *Peers) exchange(conn *peerConn, req kmsg.Request) (kmsg.Response, error
 		return nil, fmt.Errorf("server: response correlation id %d, want %d", corr, conn.corr)
 	}
 	return resp, nil
+}
+
+// Pending is the number of requests queued or in flight to all peers.
+func (p *Peers) Pending() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, pr := range p.peers {
+		n += len(pr.queue) + int(pr.busy.Load())
+	}
+	return n
 }

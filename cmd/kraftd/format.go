@@ -1,0 +1,290 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/server"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/uuid"
+)
+
+func formatCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "format",
+		Usage: "format the metadata and log directories, like kafka-storage.sh format",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Required: true, Usage: "the controller's server.properties"},
+			&cli.StringFlag{Name: "cluster-id", Aliases: []string{"t"}, Required: true, Usage: "the cluster id (see random-uuid)"},
+			&cli.StringFlag{Name: "release-version", Aliases: []string{"r"}, Usage: "metadata.version to bootstrap, e.g. 4.1 or 4.1-IV1 (default: the latest kraftd supports)"},
+			&cli.StringSliceFlag{Name: "feature", Aliases: []string{"f"}, Usage: "a feature level to bootstrap, name=level"},
+			&cli.BoolFlag{Name: "standalone", Aliases: []string{"s"}, Usage: "this controller alone forms the initial dynamic quorum"},
+			&cli.StringFlag{Name: "initial-controllers", Aliases: []string{"I"}, Usage: "the initial dynamic quorum: id@host:port:directoryId,..."},
+			&cli.BoolFlag{Name: "no-initial-controllers", Aliases: []string{"N"}, Usage: "join an existing dynamic quorum later"},
+			&cli.BoolFlag{Name: "ignore-formatted", Aliases: []string{"g"}, Usage: "skip directories that are already formatted"},
+		},
+		Action: runFormat,
+	}
+}
+
+// initialVoter is one entry of --initial-controllers or --standalone.
+type initialVoter struct {
+	id       int32
+	host     string
+	port     uint16
+	dirID    uuid.UUID
+	listener string
+}
+
+func runFormat(c *cli.Context) error {
+	cfg, err := loadConfig(c.String("config"), nil)
+	if err != nil {
+		return err
+	}
+	clusterID := c.String("cluster-id")
+	if _, err := uuid.Parse(clusterID); err != nil {
+		return cli.Exit(fmt.Sprintf("--cluster-id %q: %v", clusterID, err), 2)
+	}
+	mv := controller.LatestMetadataVersion
+	if rv := c.String("release-version"); rv != "" {
+		if mv, err = controller.ParseReleaseVersion(rv); err != nil {
+			return cli.Exit("--release-version: "+err.Error(), 2)
+		}
+	}
+
+	quorumFlags := 0
+	for _, f := range []string{"standalone", "initial-controllers", "no-initial-controllers"} {
+		if c.IsSet(f) {
+			quorumFlags++
+		}
+	}
+	if quorumFlags > 1 {
+		return cli.Exit("--standalone, --initial-controllers and --no-initial-controllers exclude each other", 2)
+	}
+	if quorumFlags == 0 && len(cfg.Voters) == 0 {
+		return cli.Exit("controller.quorum.voters is empty: use --standalone, --initial-controllers or --no-initial-controllers", 2)
+	}
+	if quorumFlags == 1 && len(cfg.Voters) > 0 {
+		return cli.Exit("controller.quorum.voters is set: a static quorum takes none of --standalone, --initial-controllers, --no-initial-controllers", 2)
+	}
+
+	levels := controller.DefaultFeatureLevels(mv)
+	kraftVersion := int16(0)
+	if quorumFlags == 1 {
+		kraftVersion = 1
+	}
+	for _, f := range c.StringSlice("feature") {
+		name, value, ok := strings.Cut(f, "=")
+		level, err := strconv.ParseInt(value, 10, 16)
+		if !ok || err != nil {
+			return cli.Exit(fmt.Sprintf("--feature %q: want name=level", f), 2)
+		}
+		switch name {
+		case controller.MetadataVersionFeature:
+			return cli.Exit("--feature: set metadata.version with --release-version", 2)
+		case controller.KRaftVersionFeature:
+			if int16(level) != kraftVersion {
+				return cli.Exit(fmt.Sprintf("--feature kraft.version=%d contradicts the quorum flags, which call for %d", level, kraftVersion), 2)
+			}
+			continue
+		}
+		levels[name] = int16(level)
+	}
+	if kraftVersion == 1 && mv < controller.MVKRaftVersion1 {
+		return cli.Exit(fmt.Sprintf("kraft.version 1 needs metadata.version %s or newer", controller.MetadataVersionName(controller.MVKRaftVersion1)), 2)
+	}
+
+	var voters []initialVoter
+	switch {
+	case c.Bool("standalone"):
+		ep := cfg.ControllerEndpoints()
+		if len(ep) == 0 {
+			return cli.Exit("--standalone: no controller listener in listeners", 2)
+		}
+		host := ep[0].Host
+		if host == "" {
+			host = "localhost"
+		}
+		voters = []initialVoter{{id: cfg.NodeID, host: host, port: ep[0].Port, dirID: uuid.MustRandom(), listener: ep[0].Name}}
+	case c.IsSet("initial-controllers"):
+		if voters, err = parseInitialControllers(c.String("initial-controllers"), cfg.ControllerListenerName[0]); err != nil {
+			return cli.Exit("--initial-controllers: "+err.Error(), 2)
+		}
+	}
+
+	dirs := append([]string{cfg.MetadataLogDir}, cfg.LogDirs...)
+	slices.Sort(dirs[1:])
+	dirs = slices.Compact(dirs)
+	fsys := storage.OSFS{}
+	var todo []string
+	for _, dir := range dirs {
+		_, err := os.Stat(filepath.Join(dir, "meta.properties"))
+		formatted := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		switch {
+		case formatted && c.Bool("ignore-formatted"):
+			continue
+		case formatted:
+			return fmt.Errorf("log directory %s is already formatted; use --ignore-formatted to skip it and format the others", dir)
+		}
+		todo = append(todo, dir)
+	}
+	if len(todo) == 0 {
+		fmt.Println("All of the log directories are already formatted.")
+		return nil
+	}
+
+	bootstrap := bootstrapRecords(mv, levels)
+	now := time.Now().UnixMilli()
+	for _, dir := range todo {
+		isMeta := dir == cfg.MetadataLogDir
+		kind := "data directory"
+		if isMeta {
+			kind = "metadata directory"
+		}
+		fmt.Printf("Formatting %s %s with metadata.version %s.\n", kind, dir, controller.MetadataVersionName(mv))
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		file := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Records: bootstrap}, now)
+		if err := storage.WriteFileAtomic(fsys, filepath.Join(dir, "bootstrap.checkpoint"), file); err != nil {
+			return err
+		}
+		dirID := uuid.MustRandom()
+		if isMeta && len(voters) > 0 {
+			for _, v := range voters {
+				if v.id == cfg.NodeID {
+					dirID = v.dirID
+				}
+			}
+			if err := writeBootstrapSnapshot(fsys, dir, voters, kraftVersion, now); err != nil {
+				return err
+			}
+		}
+		mp := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
+		if err := storage.WriteMetaProperties(fsys, filepath.Join(dir, "meta.properties"), mp, time.Now()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bootstrapRecords are the FeatureLevelRecords of bootstrap.checkpoint:
+// metadata.version first, then each other feature with a level above 0.
+func bootstrapRecords(mv int16, levels map[string]int16) []metadata.Record {
+	records := []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: mv}}
+	names := make([]string, 0, len(levels))
+	for name, level := range levels {
+		if level > 0 {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		records = append(records, &metadata.FeatureLevelRecord{Name: name, FeatureLevel: levels[name]})
+	}
+	return records
+}
+
+// writeBootstrapSnapshot writes the local-only snapshot 0-0 that holds the
+// initial voter set of a dynamic quorum.
+func writeBootstrapSnapshot(fsys storage.FS, dir string, voters []initialVoter, kraftVersion int16, now int64) error {
+	set := &metadata.VotersRecord{}
+	for _, v := range voters {
+		set.Voters = append(set.Voters, metadata.VotersRecordVoter{
+			VoterId:             v.id,
+			VoterDirectoryId:    metadata.Uuid(v.dirID),
+			Endpoints:           []metadata.VotersRecordEndpoint{{Name: v.listener, Host: v.host, Port: v.port}},
+			KRaftVersionFeature: metadata.VotersRecordKRaftVersionFeature{MinSupportedVersion: 0, MaxSupportedVersion: 1},
+		})
+	}
+	file := metadata.EncodeSnapshotFile(metadata.SnapshotFile{
+		LastContainedLogTimestamp: now,
+		Extra:                     []metadata.ControlValue{&metadata.KRaftVersionRecord{KRaftVersion: kraftVersion}, set},
+	}, now)
+	partition := filepath.Join(dir, "__cluster_metadata-0")
+	if err := fsys.MkdirAll(partition, 0o755); err != nil {
+		return err
+	}
+	return storage.WriteFileAtomic(fsys, filepath.Join(partition, "00000000000000000000-0000000000.checkpoint"), file)
+}
+
+// parseInitialControllers reads `id@host:port:directoryId,...`.
+func parseInitialControllers(s, listener string) ([]initialVoter, error) {
+	var out []initialVoter
+	for _, entry := range strings.Split(s, ",") {
+		id, rest, ok := strings.Cut(strings.TrimSpace(entry), "@")
+		n, err := strconv.ParseInt(id, 10, 32)
+		if !ok || err != nil || n < 0 {
+			return nil, fmt.Errorf("%q is not id@host:port:directoryId", entry)
+		}
+		i := strings.LastIndex(rest, ":")
+		if i < 0 {
+			return nil, fmt.Errorf("%q has no directory id", entry)
+		}
+		dirID, err := uuid.Parse(rest[i+1:])
+		if err != nil {
+			return nil, fmt.Errorf("%q: directory id: %v", entry, err)
+		}
+		host, port, err := splitHostPort(rest[:i])
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", entry, err)
+		}
+		if slices.ContainsFunc(out, func(v initialVoter) bool { return v.id == int32(n) }) {
+			return nil, fmt.Errorf("node %d is listed twice", n)
+		}
+		out = append(out, initialVoter{id: int32(n), host: host, port: port, dirID: dirID, listener: listener})
+	}
+	return out, nil
+}
+
+func splitHostPort(s string) (string, uint16, error) {
+	i := strings.LastIndex(s, ":")
+	if i < 0 {
+		return "", 0, errors.New("want host:port")
+	}
+	port, err := strconv.ParseUint(s[i+1:], 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q", s[i+1:])
+	}
+	return strings.Trim(s[:i], "[]"), uint16(port), nil
+}
+
+// loadConfig reads and validates a server.properties file. Unknown keys are
+// reported through warn (when given).
+func loadConfig(path string, warn func(key string)) (*server.Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("--config: %v", err), 2)
+	}
+	defer f.Close()
+	props, err := server.ParseProperties(f)
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("%s: %v", path, err), 2)
+	}
+	cfg, err := server.ParseConfig(props)
+	if err != nil {
+		return nil, cli.Exit(fmt.Sprintf("%s: %v", path, err), 2)
+	}
+	if warn != nil {
+		for _, k := range cfg.Unknown {
+			warn(k)
+		}
+	}
+	return cfg, nil
+}
+
+func randomUUID() string { return uuid.MustRandom().String() }

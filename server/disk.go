@@ -1,0 +1,250 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/batch"
+	"github.com/kraftd/kraftd/storage/uuid"
+)
+
+// PartitionDir is the metadata log's directory inside metadata.log.dir.
+const PartitionDir = "__cluster_metadata-0"
+
+// Disk is a formatted metadata.log.dir, locked for this process: its
+// identity (meta.properties), bootstrap records, quorum-state and log.
+type Disk struct {
+	fs        storage.FS
+	dir       string
+	unlock    func() error
+	statePath string
+
+	Meta         storage.MetaProperties
+	Bootstrap    []metadata.Record
+	HardState    quorum.HardState
+	KRaftVersion int16
+	Log          *storage.Log
+	// bootstrapVoters is the voter set of the bootstrap snapshot (dynamic
+	// quorums), nil for a static quorum.
+	bootstrapVoters *metadata.VotersRecord
+}
+
+// OpenDisk locks and opens cfg's metadata.log.dir. It refuses a directory
+// that is not formatted or whose node.id differs from the configuration.
+func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
+	d := &Disk{fs: fsys, dir: cfg.MetadataLogDir}
+	meta, err := storage.ReadMetaProperties(fsys, filepath.Join(d.dir, "meta.properties"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s is not formatted: run kraftd format", d.dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if meta.NodeID != cfg.NodeID {
+		return nil, &ConfigError{Key: "node.id", Err: fmt.Errorf("%d, but %s was formatted for node %d", cfg.NodeID, d.dir, meta.NodeID)}
+	}
+	d.Meta = meta
+	if d.unlock, err = storage.LockDir(fsys, d.dir); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			d.unlock()
+		}
+	}()
+	if raw, err := os.ReadFile(filepath.Join(d.dir, "bootstrap.checkpoint")); err == nil {
+		f, err := metadata.DecodeSnapshotFile(raw)
+		if err != nil {
+			return nil, fmt.Errorf("bootstrap.checkpoint: %w", err)
+		}
+		d.Bootstrap = f.Records
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	} else {
+		// Apache uses the latest production metadata.version when the file is absent.
+		d.Bootstrap = []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: controller.LatestMetadataVersion}}
+	}
+	partition := filepath.Join(d.dir, PartitionDir)
+	d.Log, err = storage.OpenLog(fsys, partition, storage.LogConfig{SegmentBytes: cfg.SegmentBytes}, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.loadBootstrapSnapshot(partition); err != nil {
+		d.Log.Close()
+		return nil, err
+	}
+	d.statePath = filepath.Join(partition, "quorum-state")
+	d.HardState = quorum.HardState{LeaderID: -1, VotedID: -1}
+	qs, err := storage.ReadQuorumState(fsys, d.statePath)
+	switch {
+	case err == nil:
+		d.HardState = quorum.HardState{LeaderID: qs.LeaderID, LeaderEpoch: qs.LeaderEpoch, VotedID: qs.VotedID, VotedDirectoryID: qs.VotedDirectoryID}
+	case !errors.Is(err, fs.ErrNotExist):
+		d.Log.Close()
+		return nil, err
+	}
+	ok = true
+	return d, nil
+}
+
+// loadBootstrapSnapshot reads the voter set and kraft.version that
+// `format --standalone` or `--initial-controllers` left in snapshot 0-0.
+func (d *Disk) loadBootstrapSnapshot(partition string) error {
+	path := filepath.Join(partition, storage.BootstrapSnapshotID.FileName())
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	f, err := metadata.DecodeSnapshotFile(raw)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, v := range f.Extra {
+		switch v := v.(type) {
+		case *metadata.KRaftVersionRecord:
+			d.KRaftVersion = v.KRaftVersion
+		case *metadata.VotersRecord:
+			d.bootstrapVoters = v
+		}
+	}
+	return nil
+}
+
+// InitialVoters is the voter set the quorum starts from: the static
+// controller.quorum.voters, or the bootstrap snapshot's VotersRecord.
+func (d *Disk) InitialVoters(cfg *Config) (map[int32][]quorum.Endpoint, int16, error) {
+	out := map[int32][]quorum.Endpoint{}
+	if len(cfg.Voters) > 0 {
+		for _, v := range cfg.Voters {
+			out[v.ID] = []quorum.Endpoint{{Name: cfg.ControllerListenerName[0], Host: v.Host, Port: v.Port}}
+		}
+		return out, 0, nil
+	}
+	if d.bootstrapVoters == nil {
+		return nil, 0, &ConfigError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no initial voter set; joining a dynamic quorum as an observer is not supported yet")}
+	}
+	for _, v := range d.bootstrapVoters.Voters {
+		for _, e := range v.Endpoints {
+			out[v.VoterId] = append(out[v.VoterId], quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
+		}
+	}
+	return out, d.KRaftVersion, nil
+}
+
+// WriteHardState writes quorum-state durably, in the data version that the
+// quorum's kraft.version calls for.
+func (d *Disk) WriteHardState(hs quorum.HardState) error {
+	qs := storage.QuorumState{LeaderID: hs.LeaderID, LeaderEpoch: hs.LeaderEpoch, VotedID: hs.VotedID, VotedDirectoryID: uuid.UUID(hs.VotedDirectoryID), DataVersion: d.KRaftVersion}
+	return storage.WriteQuorumState(d.fs, d.statePath, qs)
+}
+
+// ReadSnapshotFile reads and decodes a whole snapshot.
+func (d *Disk) ReadSnapshotFile(id storage.SnapshotID) (metadata.SnapshotFile, error) {
+	r, err := d.Log.OpenSnapshot(id)
+	if err != nil {
+		return metadata.SnapshotFile{}, err
+	}
+	defer r.Close()
+	raw, err := r.ReadAt(0, int(r.Size()))
+	if err != nil {
+		return metadata.SnapshotFile{}, err
+	}
+	f, err := metadata.DecodeSnapshotFile(raw)
+	if err != nil {
+		return f, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	return f, nil
+}
+
+// Close flushes and closes the log and releases the directory lock.
+func (d *Disk) Close() error {
+	err := d.Log.Close()
+	if uerr := d.unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}
+
+// QuorumLog adapts the storage log to the quorum core's read interface.
+func (d *Disk) QuorumLog() quorum.Log { return quorumLog{d.Log} }
+
+type quorumLog struct{ *storage.Log }
+
+func (l quorumLog) LatestSnapshot() (quorum.SnapshotID, bool) {
+	id, ok := l.Log.LatestSnapshot()
+	return quorum.SnapshotID{EndOffset: id.EndOffset, Epoch: id.Epoch}, ok
+}
+
+func (l quorumLog) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) ([]byte, int64, error) {
+	r, err := l.Log.OpenSnapshot(storage.SnapshotID{EndOffset: id.EndOffset, Epoch: id.Epoch})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	data, err := r.ReadAt(pos, maxBytes)
+	return data, r.Size(), err
+}
+
+// replayBatches applies the data records of raw at offsets in [from, hw)
+// and returns the last offset it covered.
+func (n *Node) replayBatches(raw []byte, from, hw int64) (int64, error) {
+	last := from - 1
+	_, err := batch.Walk(raw, func(h batch.Header, one []byte) error {
+		if h.BaseOffset >= hw {
+			return errStopWalk
+		}
+		b, err := batch.Decode(one)
+		if err != nil {
+			return err
+		}
+		for _, r := range b.Records {
+			offset := b.BaseOffset + int64(r.OffsetDelta)
+			if offset < from || offset >= hw {
+				continue
+			}
+			last = offset
+			if b.IsControl() {
+				continue
+			}
+			rec, err := metadata.DecodeValue(r.Value)
+			if err != nil {
+				return fmt.Errorf("offset %d: %w", offset, err)
+			}
+			if err := n.ctl.Replay(offset, rec); err != nil {
+				n.log.Warn().Err(err).Msg("skipping a record the image rejects")
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return last, err
+	}
+	n.ctl.MarkApplied(last)
+	if last < from {
+		// Nothing below hw in raw: the caller must not spin.
+		return hw - 1, nil
+	}
+	return last, nil
+}
+
+var errStopWalk = errors.New("stop")
+
+func sortBrokers(b []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterResponseBroker {
+	sort.Slice(b, func(i, j int) bool { return b[i].NodeID < b[j].NodeID })
+	return b
+}
