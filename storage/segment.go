@@ -54,7 +54,9 @@ type segment struct {
 	lastEpoch          int32 // epoch of the last batch, -1 when empty
 }
 
-func (s *segment) path(dir, suffix string) string { return filepath.Join(dir, segmentName(s.base, suffix)) }
+func (s *segment) path(dir, suffix string) string {
+	return filepath.Join(dir, segmentName(s.base, suffix))
+}
 
 // headerPrefix is how much of a batch header Read needs: the first 27
 // bytes reach LastOffsetDelta.
