@@ -61,10 +61,12 @@ type nodeEvent struct {
 	proposal *proposal
 }
 
-// proposal is a batch of records the controller wants written; done gets nil
-// once they are committed, or the reason they never will be.
+// proposal is a batch of records the controller wants written. Once
+// written, offset gets the offset of its first record; done gets nil once
+// they are committed, or the reason they never will be.
 type proposal struct {
 	records []metadata.Record
+	offset  chan int64
 	done    chan error
 }
 
@@ -260,8 +262,14 @@ func (n *Node) propose(p *proposal) {
 	}
 	base, epoch, err := n.core.Propose(values)
 	if err != nil {
+		if errors.Is(err, quorum.ErrNotLeader) {
+			err = ErrNotController
+		}
 		p.done <- err
 		return
+	}
+	if p.offset != nil {
+		p.offset <- base
 	}
 	n.commitWaits = append(n.commitWaits, commitWait{lastOffset: base + int64(len(values)) - 1, epoch: epoch, done: p.done})
 }
@@ -465,21 +473,28 @@ func (n *Node) deliverPeerResult(r PeerResult) {
 	}
 }
 
-// Propose writes records through the quorum and waits until they commit.
-func (n *Node) Propose(ctx context.Context, records []metadata.Record) error {
-	p := &proposal{records: records, done: make(chan error, 1)}
+// Propose writes records through the quorum at the active controller and
+// waits until they commit. It returns the offset of the first record (a
+// broker's epoch is the offset of its registration record).
+func (n *Node) Propose(ctx context.Context, records []metadata.Record) (int64, error) {
+	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1)}
 	select {
 	case n.events <- nodeEvent{proposal: p}:
 	case <-n.done:
-		return ErrStopped
+		return -1, ErrStopped
 	case <-ctx.Done():
-		return ctx.Err()
+		return -1, ctx.Err()
 	}
 	select {
 	case err := <-p.done:
-		return err
+		offset := int64(-1)
+		select {
+		case offset = <-p.offset:
+		default:
+		}
+		return offset, err
 	case <-ctx.Done():
-		return ctx.Err()
+		return -1, ctx.Err()
 	}
 }
 
