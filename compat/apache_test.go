@@ -98,22 +98,11 @@ func TestApacheStandalone(t *testing.T) {
 func TestApacheStaticQuorumFailover(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
-		ports := FreePorts(t, 3)
-		var voters []string
-		for i, p := range ports {
-			voters = append(voters, fmt.Sprintf("%d@%s", i+1, Addr(p)))
-		}
-		clusterID := NewUUID()
-		var nodes []*ApacheNode
-		var addrs []string
-		for i, p := range ports {
-			n := NewApacheController(t, ApacheOptions{Version: v, NodeID: i + 1, Port: p, Voters: strings.Join(voters, ",")})
-			n.Format(t, clusterID)
-			nodes, addrs = append(nodes, n), append(addrs, n.Addr())
-		}
-		for _, n := range nodes {
-			n.Start(t)
-		}
+		at := stamp(t)
+		nodes, _ := NewApacheStaticQuorum(t, v, 3)
+		addrs := Addrs(nodes...)
+		at("formatted")
+		StartApache(t, nodes...)
 		// A known high watermark means a majority has replicated the log.
 		first := WaitLeader(t, addrs, func(s *QuorumStatus) error {
 			if s.HighWatermark <= 0 {
@@ -121,7 +110,7 @@ func TestApacheStaticQuorumFailover(t *testing.T) {
 			}
 			return nil
 		})
-		t.Logf("first leader %d epoch %d hw %d", first.LeaderID, first.LeaderEpoch, first.HighWatermark)
+		at(fmt.Sprintf("first leader %d epoch %d hw %d", first.LeaderID, first.LeaderEpoch, first.HighWatermark))
 		if !slices.Equal(first.Voters, []int32{1, 2, 3}) {
 			t.Errorf("voters %v, want [1 2 3]", first.Voters)
 		}
@@ -143,7 +132,7 @@ func TestApacheStaticQuorumFailover(t *testing.T) {
 			}
 			return nil
 		})
-		t.Logf("second leader %d epoch %d hw %d", second.LeaderID, second.LeaderEpoch, second.HighWatermark)
+		at(fmt.Sprintf("second leader %d epoch %d hw %d", second.LeaderID, second.LeaderEpoch, second.HighWatermark))
 
 		old.Start(t)
 		leaderAddr := nodes[second.LeaderID-1].Addr()
@@ -162,6 +151,7 @@ func TestApacheStaticQuorumFailover(t *testing.T) {
 			}
 			return fmt.Errorf("node %d not among voters %v", first.LeaderID, s.Voters)
 		})
+		at("restarted node caught up")
 	})
 }
 

@@ -227,3 +227,48 @@ func toolOutput(t testing.TB, version, mainClass string, args ...string) (string
 	}
 	return stdout, nil
 }
+
+// NewApacheStaticQuorum writes the configurations of count Apache controllers
+// (node ids 1..count) sharing a static controller.quorum.voters on free
+// 127.0.0.1 ports, formats them with one new cluster id (no quorum flag, so
+// kraft.version 0), and returns them unstarted with the cluster id.
+func NewApacheStaticQuorum(t testing.TB, version string, count int) ([]*ApacheNode, string) {
+	t.Helper()
+	ports := FreePorts(t, count)
+	voters := make([]string, count)
+	for i, p := range ports {
+		voters[i] = fmt.Sprintf("%d@%s", i+1, Addr(p))
+	}
+	clusterID := NewUUID()
+	nodes := make([]*ApacheNode, count)
+	for i, p := range ports {
+		nodes[i] = NewApacheController(t, ApacheOptions{Version: version, NodeID: i + 1, Port: p, Voters: strings.Join(voters, ",")})
+		nodes[i].Format(t, clusterID)
+	}
+	return nodes, clusterID
+}
+
+// StartApache starts every node, and registers a cleanup that stops them all
+// at once (it runs before each node's own cleanup).
+func StartApache(t testing.TB, nodes ...*ApacheNode) {
+	t.Helper()
+	for _, n := range nodes {
+		n.Start(t)
+	}
+	t.Cleanup(func() {
+		ps := make([]*Process, len(nodes))
+		for i, n := range nodes {
+			ps[i] = n.Proc
+		}
+		StopAll(ps...)
+	})
+}
+
+// Addrs returns the nodes' CONTROLLER addresses.
+func Addrs(nodes ...*ApacheNode) []string {
+	a := make([]string, len(nodes))
+	for i, n := range nodes {
+		a[i] = n.Addr()
+	}
+	return a
+}

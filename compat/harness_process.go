@@ -18,7 +18,8 @@ const StopTimeout = 10 * time.Second
 
 // Process is a child process started for a test: an Apache Kafka JVM, a
 // kraftd binary or any other command. Its stdout and stderr go to one log
-// file, which is written to t.Log when the test fails. It is stopped by PID
+// file, which is written to t.Log when the test fails (or always, when the
+// environment variable KRAFTD_COMPAT_DUMP is set). It is stopped by PID
 // (SIGTERM, then SIGKILL) and reaped when the test ends, pass or fail.
 type Process struct {
 	Name string   // a label for logs, e.g. "apache-4.1.2-node1"
@@ -49,7 +50,7 @@ func NewProcess(t testing.TB, name string, argv ...string) *Process {
 			p.Stop()
 			t.Logf("compat: stopped %s (pid %d) in %v", p.Name, p.PID(), time.Since(start).Round(time.Millisecond))
 		}
-		if t.Failed() {
+		if t.Failed() || os.Getenv("KRAFTD_COMPAT_DUMP") != "" {
 			p.dump()
 		}
 	})
@@ -166,6 +167,24 @@ func (p *Process) Stop() {
 		_ = p.Signal(syscall.SIGKILL)
 		<-d
 	}
+}
+
+// StopAll stops several processes at once (SIGTERM to all, then SIGKILL to
+// those still running after StopTimeout), which is quicker than one by one
+// for a quorum whose last members wait for their peers while shutting down.
+func StopAll(ps ...*Process) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		if p == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.Stop()
+		}()
+	}
+	wg.Wait()
 }
 
 // Wait waits for the current run to exit on its own, up to timeout, and
