@@ -100,13 +100,14 @@ func javaHashBin(key string) int {
 // escapeProperty escapes like Properties.saveConvert without \u escapes.
 func escapeProperty(s string, isKey bool) string {
 	var b strings.Builder
-	for i, r := range s {
+	for i := 0; i < len(s); i++ {
+		r := s[i] // bytewise: non-ASCII UTF-8 passes through untouched
 		switch r {
 		case ' ':
 			if i == 0 || isKey {
 				b.WriteByte('\\')
 			}
-			b.WriteRune(r)
+			b.WriteByte(r)
 		case '\t':
 			b.WriteString(`\t`)
 		case '\n':
@@ -117,9 +118,9 @@ func escapeProperty(s string, isKey bool) string {
 			b.WriteString(`\f`)
 		case '=', ':', '#', '!', '\\':
 			b.WriteByte('\\')
-			b.WriteRune(r)
+			b.WriteByte(r)
 		default:
-			b.WriteRune(r)
+			b.WriteByte(r)
 		}
 	}
 	return b.String()
