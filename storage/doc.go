@@ -1,9 +1,35 @@
 // Package storage writes and reads Apache Kafka's on-disk formats byte for
 // byte: the __cluster_metadata-0 segment log with its indexes,
 // leader-epoch-checkpoint, partition.metadata, quorum-state, snapshots,
-// meta.properties, bootstrap.checkpoint and the directory lock.
+// meta.properties and the directory lock. bootstrap.checkpoint and snapshot
+// contents are built by package metadata; storage gives it WriteFileAtomic
+// and SnapshotWriter.
 //
-// All file access goes through the FS interface so tests can crash it. It
-// must never report data as written before it is fsynced, and never serve
-// bytes after a torn or corrupt batch.
+// All file access goes through the FS interface (OSFS on disk, MemFS in
+// tests and the simulator, which can crash and inject errors). Nothing is
+// reported as written before it is fsynced: Log.Append only writes,
+// Log.Sync makes it durable; small state files are replaced with tmp, fsync,
+// rename, fsync of the directory. After a failed write or fsync a Log
+// refuses changes until reopened.
+//
+// Recovery (OpenLog) checks every batch of every segment, as Apache does for
+// the metadata log (it opens it with recovery point 0): length, CRC-32C,
+// magic, offsets contiguous across batches and segments, epochs never
+// decreasing. The first bad or partial batch and everything after it is
+// cut and logged, so nothing after a torn write is ever served. Indexes and
+// the leader epoch cache are derived from the batches and rebuilt on open,
+// which is why Sync does not fsync the index files.
+//
+// Formats, with the Apache class each follows:
+//   - NNNNNNNNNNNNNNNNNNNN.log: RecordBatch v2 batches (package batch).
+//   - .index / .timeindex: LogSegment, OffsetIndex, TimeIndex (see index.go).
+//   - leader-epoch-checkpoint: CheckpointFile, "0\n<count>\n<epoch> <offset>\n...".
+//   - partition.metadata: PartitionMetadata.encode, no final newline.
+//   - quorum-state: FileQuorumStateStore, compact JSON, no final newline.
+//   - <endOffset>-<epoch>.checkpoint: Snapshots, FileRawSnapshotWriter.
+//   - meta.properties: MetaProperties via java.util.Properties.store.
+//
+// Not written: Apache's producer-state "<offset>.snapshot" files (the
+// metadata log has no producers; Apache rebuilds them when missing), and the
+// read-only mode Apache sets on frozen snapshots.
 package storage

@@ -194,20 +194,21 @@ func (l *Log) lastEpochLocked() int32 {
 	return 0
 }
 
-// EndOffsetForEpoch is KafkaMetadataLog.endOffsetForEpoch: the end offset of
-// the greatest epoch at or below epoch and that epoch (see
-// LeaderEpochFileCache.endOffsetFor). When the answer is the start of the
-// log and the oldest snapshot ends there, the snapshot's epoch is returned
-// instead. When the cache knows nothing (no epochs, epoch -1, or an epoch
-// above every known one) it returns (EndOffset, LastEpoch), as Apache does;
-// it never returns (-1, -1).
+// EndOffsetForEpoch is LeaderEpochFileCache.endOffsetFor plus the snapshot
+// case of KafkaMetadataLog.endOffsetForEpoch: the end offset of the
+// greatest epoch at or below epoch, and that epoch (the requested epoch
+// itself when it is below every epoch kept); for the latest epoch,
+// (EndOffset, epoch). When that answer is the end of the oldest snapshot
+// and the epoch asked for, the snapshot's id is returned instead. It returns
+// (-1, -1) when the cache cannot answer (no epochs, epoch -1, or an epoch
+// above every known one); KafkaMetadataLog then answers (EndOffset,
+// LastEpoch), which is left to the caller.
 func (l *Log) EndOffsetForEpoch(epoch int32) (endOffset int64, foundEpoch int32) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	end := l.active().next
-	e, o := l.epochs.endOffsetFor(epoch, end)
+	e, o := l.epochs.endOffsetFor(epoch, l.active().next)
 	if o == -1 {
-		return end, l.lastEpochLocked()
+		return -1, -1
 	}
 	if len(l.snapshots) > 0 {
 		earliest := l.snapshots[0]

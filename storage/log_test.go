@@ -276,13 +276,13 @@ func TestEndOffsetForEpoch(t *testing.T) {
 		off       int64
 		wantEpoch int32
 	}{
-		{7, 20, 7},  // latest epoch: the log end
-		{4, 15, 4},  // a known epoch ends where the next starts
-		{5, 15, 4},  // an unknown epoch between: the greatest below it
-		{2, 10, 2},  // first epoch
-		{1, 0, 1},   // below every epoch: start of the first known epoch
-		{9, 20, 7},  // above every epoch: Apache answers (LEO, last epoch)
-		{-1, 20, 7}, // undefined epoch: likewise
+		{7, 20, 7},   // latest epoch: the log end
+		{4, 15, 4},   // a known epoch ends where the next starts
+		{5, 15, 4},   // an unknown epoch between: the greatest below it
+		{2, 10, 2},   // first epoch
+		{1, 0, 1},    // below every epoch: start of the first known epoch
+		{9, -1, -1},  // above every epoch: unknown
+		{-1, -1, -1}, // undefined epoch: unknown
 	} {
 		off, e := l.EndOffsetForEpoch(c.epoch)
 		if off != c.off || e != c.wantEpoch {
@@ -360,7 +360,7 @@ func TestSnapshotAndLogStart(t *testing.T) {
 	if ids := l.Snapshots(); len(ids) != 1 || ids[0] != (SnapshotID{50, 3}) {
 		t.Fatalf("snapshots %v", ids)
 	}
-	if off, e := l.EndOffsetForEpoch(3); off != 50 || e != 3 {
+	if off, e := l.EndOffsetForEpoch(3); off != -1 || e != -1 {
 		t.Fatalf("EndOffsetForEpoch on empty log = %d, %d", off, e)
 	}
 	if err := l.Append(mkBatch(50, 3, 1, 1, 1)); err != nil {
