@@ -90,18 +90,18 @@ func DrawFaults(r *rand.Rand) Faults {
 }
 
 type simNode struct {
-	id      int32
-	voter   bool
-	node    *quorum.Node
-	log     *memlog.Log
-	hs      quorum.HardState // durable quorum-state
-	up      bool
-	incarn  uint64
-	lastHW  int64 // in this incarnation
-	chains  []uint64
-	base    uint64 // chain value below the first batch (snapshot)
-	role    quorum.Role
-	epoch   int32
+	id     int32
+	voter  bool
+	node   *quorum.Node
+	log    *memlog.Log
+	hs     quorum.HardState // durable quorum-state
+	up     bool
+	incarn uint64
+	lastHW int64 // in this incarnation
+	chains []uint64
+	base   uint64 // chain value below the first batch (snapshot)
+	role   quorum.Role
+	epoch  int32
 }
 
 // Sim is one simulation run.
@@ -195,16 +195,16 @@ func (s *Sim) start(n *simNode) {
 		hs.VotedID, hs.VotedDirectoryID = -1, [16]byte{}
 	}
 	cfg := quorum.Config{
-		NodeID:            n.id,
-		ClusterID:         "sim",
-		Voters:            s.voters,
-		Endpoints:         s.voters[n.id],
-		Rand:              rand.New(rand.NewPCG(s.opts.Seed, uint64(n.id)<<32|n.incarn)),
-		HardState:         hs,
-		Log:               n.log,
-		RequestTimeoutMs:  800,
-		IdleRecord:        func() []byte { return []byte("noop") },
-		PeerVersions:      s.peerVersions(n.id),
+		NodeID:           n.id,
+		ClusterID:        "sim",
+		Voters:           s.voters,
+		Endpoints:        s.voters[n.id],
+		Rand:             rand.New(rand.NewPCG(s.opts.Seed, uint64(n.id)<<32|n.incarn)),
+		HardState:        hs,
+		Log:              n.log,
+		RequestTimeoutMs: 800,
+		IdleRecord:       func() []byte { return []byte("noop") },
+		PeerVersions:     s.peerVersions(n.id),
 	}
 	node, err := quorum.New(cfg)
 	if err != nil {
