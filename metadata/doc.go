@@ -43,5 +43,28 @@
 // id and by name; partitions as values in a slice per topic), configs and
 // the producer-id block. Metadata transactions apply all at once at their
 // EndTransactionRecord or not at all. Hash gives a deterministic digest for
-// comparing nodes.
+// comparing nodes; it covers what Apache's image keeps, so nil and empty
+// replica lists hash alike and the producer-id block hashes by its next id
+// only.
+//
+// # Snapshots
+//
+// WriteRecords (image_records.go) walks an image as the records that
+// rebuild it, in Apache's MetadataImage.write order: metadata.version first
+// at record version 0, the other features, brokers, controllers, each topic
+// with its partitions, configs, the producer-id block. Record versions and
+// what may be written follow the image's metadata.version as Apache's
+// ImageWriterOptions does (RegisterBrokerRecord v1-v4, PartitionRecord
+// v0-v2 with a MIGRATING directory per replica from 3.7-IV2, ELR fields
+// only when eligible.leader.replicas.version >= 1). Where the version cannot
+// express the image, or the image applied ACL, quota, SCRAM or delegation
+// token records it does not keep yet, it fails with ErrUnwritable rather
+// than write a snapshot that loses data.
+//
+// WriteSnapshot streams an image into Apache's snapshot file (header batch
+// with KRaftVersion and Voters at kraft.version 1, data batches of at most
+// 8 MiB, footer) and ReadSnapshot/LoadSnapshot read one back a batch at a
+// time (snapshot_stream.go). EncodeSnapshotFile and DecodeSnapshotFile
+// (snapshotfile.go) do the same for small files held in memory, such as
+// bootstrap.checkpoint; both lay out the same bytes.
 package metadata

@@ -3,6 +3,7 @@ package metadata
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Image is what the cluster knows after applying a prefix of the metadata
@@ -17,7 +18,9 @@ import (
 // dropped at an AbortTransactionRecord, so a reader never sees half of one.
 //
 // ACLs, quotas, SCRAM credentials, delegation tokens and the legacy ZK
-// migration state are not kept yet; their records are accepted and ignored.
+// migration state are not kept yet; their records are accepted and ignored,
+// but an image that saw any of the first four refuses to be written as a
+// snapshot (WriteRecords), since the snapshot would silently drop them.
 //
 // An Image is not safe for concurrent use.
 type Image struct {
@@ -36,6 +39,10 @@ type Image struct {
 	Configs map[ConfigResource]map[string]string
 	// ProducerIDs is the latest producer-id block assignment.
 	ProducerIDs ProducerIdsRecord
+
+	// unkept has bit k set once a record with apiKey k that the image does
+	// not keep was applied; it is not part of Hash.
+	unkept uint64
 
 	txn     []Record // records of an open metadata transaction
 	inTxn   bool
@@ -217,12 +224,35 @@ func (im *Image) apply(rec Record) error {
 	case *ConfigRecord:
 		im.setConfig(ConfigResource{r.ResourceType, r.ResourceName}, r.Name, r.Value)
 	case *ProducerIdsRecord:
-		if r.NextProducerId <= im.ProducerIDs.NextProducerId && im.ProducerIDs.BrokerEpoch != -1 {
+		if r.NextProducerId <= im.ProducerIDs.NextProducerId && im.hasProducerIDs() {
 			return bad("next producer id %d does not move past %d", r.NextProducerId, im.ProducerIDs.NextProducerId)
 		}
 		old := im.ProducerIDs
 		im.undo(func() { im.ProducerIDs = old })
 		im.ProducerIDs = *r
+	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord, *ClientQuotaRecord,
+		*UserScramCredentialRecord, *RemoveUserScramCredentialRecord,
+		*DelegationTokenRecord, *RemoveDelegationTokenRecord:
+		// Not undone with a transaction: the mark only ever errs on the side
+		// of refusing a snapshot.
+		im.unkept |= 1 << uint(rec.Key())
 	}
 	return nil
+}
+
+// hasProducerIDs reports whether a producer-id block was ever assigned. A
+// snapshot keeps only the next id (broker id and epoch are -1 there).
+func (im *Image) hasProducerIDs() bool {
+	return im.ProducerIDs.BrokerEpoch != -1 || im.ProducerIDs.NextProducerId > 0
+}
+
+// unkeptNames names the record types behind im.unkept.
+func (im *Image) unkeptNames() string {
+	var names []string
+	for k := range 64 {
+		if im.unkept&(1<<uint(k)) != 0 {
+			names = append(names, RecordName(int16(k)))
+		}
+	}
+	return strings.Join(names, ", ")
 }

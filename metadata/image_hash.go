@@ -68,9 +68,9 @@ func (im *Image) Hash() [32]byte {
 			h.str(kv[k])
 		}
 	}
+	// Only the next producer id: like Apache's ProducerIdsImage, a snapshot
+	// keeps nothing else of the last assignment.
 	h.section("producer ids")
-	h.int(int64(im.ProducerIDs.BrokerId))
-	h.int(im.ProducerIDs.BrokerEpoch)
 	h.int(im.ProducerIDs.NextProducerId)
 	var sum [32]byte
 	h.h.Sum(sum[:0])
@@ -104,11 +104,9 @@ func (h *hasher) str(s string) {
 
 func (h *hasher) section(name string) { h.str(name) }
 
+// int32s hashes a list; nil and empty hash alike, as Apache's partition
+// registration holds arrays in which the two are one value.
 func (h *hasher) int32s(v []int32) {
-	if v == nil {
-		h.int(-1)
-		return
-	}
 	h.int(int64(len(v)))
 	for _, x := range v {
 		h.int(int64(x))

@@ -1,0 +1,254 @@
+package metadata
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/kraftd/kraftd/storage/batch"
+)
+
+// SnapshotOptions describe a snapshot being written by WriteSnapshot.
+type SnapshotOptions struct {
+	// Epoch is the snapshot id's epoch, the epoch of the last record it
+	// contains. Every batch carries it as its partition leader epoch.
+	Epoch int32
+	// LastContainedLogTimestamp is the append time of the last record the
+	// snapshot contains; it goes into the SnapshotHeader, and retention by
+	// time (metadata.max.retention.ms) reads it back.
+	LastContainedLogTimestamp int64
+	// KRaftVersion and Voters: when kraft.version is at least 1 and a voter
+	// set is given, the header batch also carries a KRaftVersionRecord and
+	// the VotersRecord, as Apache's RecordsSnapshotWriter does.
+	KRaftVersion int16
+	Voters       *VotersRecord
+	// Timestamp is the append time stamped on every batch; Apache uses its
+	// clock when it builds each batch.
+	Timestamp int64
+}
+
+// WriteSnapshot writes the image to w in Apache's snapshot format (see
+// SnapshotFile) and returns the number of bytes written. It streams: the
+// records are encoded batch by batch, so memory stays near one 8 MiB batch
+// however large the image is. It fails with ErrUnwritable when the image
+// cannot be written without loss; after any error the bytes written so far
+// are not a snapshot and must be discarded (storage's SnapshotWriter.Abort).
+func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) {
+	sw := &snapshotWriter{w: w, epoch: opts.Epoch, timestamp: opts.Timestamp}
+	header := []batch.Record{controlRecord(&SnapshotHeaderRecord{LastContainedLogTimestamp: opts.LastContainedLogTimestamp})}
+	if opts.KRaftVersion >= 1 && opts.Voters != nil {
+		header = append(header, controlRecord(&KRaftVersionRecord{KRaftVersion: opts.KRaftVersion}), controlRecord(opts.Voters))
+	}
+	if err := sw.writeBatch(true, header); err != nil {
+		return sw.written, err
+	}
+	if err := im.WriteRecords(sw.add); err != nil {
+		return sw.written, err
+	}
+	if err := sw.flush(); err != nil {
+		return sw.written, err
+	}
+	err := sw.writeBatch(true, []batch.Record{controlRecord(&SnapshotFooterRecord{})})
+	return sw.written, err
+}
+
+// snapshotWriter packs encoded records into data batches of at most
+// MaxBatchBytes and writes each batch as soon as it is full.
+type snapshotWriter struct {
+	w         io.Writer
+	epoch     int32
+	timestamp int64
+	offset    int64 // base offset of the next batch
+	written   int64
+
+	values  []byte         // encoded values of the pending batch
+	ends    []int          // end of each pending value in values
+	size    int            // encoded size of the pending batch
+	records []batch.Record // scratch for Encode
+	out     []byte         // scratch for the encoded batch
+}
+
+func (sw *snapshotWriter) add(r Record) error {
+	start := len(sw.values)
+	sw.values = AppendValue(sw.values, r)
+	n := len(sw.values) - start
+	grown := recordSize(len(sw.ends), n)
+	if len(sw.ends) > 0 && sw.size+grown > MaxBatchBytes {
+		// Move the new value out of the way, flush, and start over with it.
+		value := append([]byte(nil), sw.values[start:]...)
+		sw.values = sw.values[:start]
+		if err := sw.flush(); err != nil {
+			return err
+		}
+		sw.values = append(sw.values, value...)
+		grown = recordSize(0, n)
+	}
+	if len(sw.ends) == 0 {
+		sw.size = batch.HeaderSize
+	}
+	sw.size += grown
+	sw.ends = append(sw.ends, len(sw.values))
+	return nil
+}
+
+// recordSize is the exact encoded size of a data record (null key, no
+// headers) with the given offset delta and value length.
+func recordSize(offsetDelta, valueLen int) int {
+	body := 1 + varintLen(0) + varintLen(int64(offsetDelta)) + varintLen(-1) +
+		varintLen(int64(valueLen)) + valueLen + varintLen(0)
+	return varintLen(int64(body)) + body
+}
+
+func varintLen(v int64) int {
+	var buf [binary.MaxVarintLen64]byte
+	return binary.PutVarint(buf[:], v)
+}
+
+func (sw *snapshotWriter) flush() error {
+	if len(sw.ends) == 0 {
+		return nil
+	}
+	sw.records = sw.records[:0]
+	start := 0
+	for _, end := range sw.ends {
+		sw.records = append(sw.records, batch.Record{Value: sw.values[start:end:end]})
+		start = end
+	}
+	err := sw.writeBatch(false, sw.records)
+	sw.values, sw.ends, sw.size = sw.values[:0], sw.ends[:0], 0
+	return err
+}
+
+func (sw *snapshotWriter) writeBatch(control bool, records []batch.Record) error {
+	b := batch.Builder{BaseOffset: sw.offset, LeaderEpoch: sw.epoch, Timestamp: sw.timestamp, Control: control}
+	sw.out = b.Encode(sw.out[:0], records)
+	n, err := sw.w.Write(sw.out)
+	sw.written += int64(n)
+	sw.offset += int64(len(records))
+	return err
+}
+
+// SnapshotInfo is what a snapshot file says about itself besides its data
+// records.
+type SnapshotInfo struct {
+	Epoch                     int32
+	LastContainedLogTimestamp int64
+	// KRaftVersion and Voters come from the header batch; 0 and nil when it
+	// holds only the SnapshotHeader (kraft.version 0).
+	KRaftVersion int16
+	Voters       *VotersRecord
+	Records      int64 // data records
+	Bytes        int64 // file size
+}
+
+// ReadSnapshot reads a snapshot file from r one batch at a time and calls
+// fn with each data record in order, checking the layout as
+// DecodeSnapshotFile does. Memory stays near one batch.
+func ReadSnapshot(r io.Reader, fn func(Record) error) (SnapshotInfo, error) {
+	var (
+		info                 SnapshotInfo
+		sawHeader, sawFooter bool
+		buf                  []byte
+	)
+	for {
+		var head [batch.LogOverhead]byte
+		n, err := io.ReadFull(r, head[:])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return info, fmt.Errorf("%w: %d bytes of partial batch at the end", ErrSnapshotFormat, n)
+		}
+		length := int32(binary.BigEndian.Uint32(head[8:]))
+		if length <= 0 || length > 1<<30 {
+			return info, fmt.Errorf("%w: batch at position %d has length %d", batch.ErrCorrupt, info.Bytes, length)
+		}
+		size := batch.LogOverhead + int(length)
+		if cap(buf) < size {
+			buf = make([]byte, size)
+		}
+		buf = buf[:size]
+		copy(buf, head[:])
+		if n, err := io.ReadFull(r, buf[batch.LogOverhead:]); err != nil {
+			return info, fmt.Errorf("%w: %d bytes of partial batch at the end", ErrSnapshotFormat, batch.LogOverhead+n)
+		}
+		info.Bytes += int64(size)
+		if sawFooter {
+			return info, fmt.Errorf("%w: batch after the footer", ErrSnapshotFormat)
+		}
+		b, err := batch.Decode(buf)
+		if err != nil {
+			return info, err
+		}
+		if !sawHeader {
+			info.Epoch = b.PartitionLeaderEpoch
+		}
+		for i, rec := range b.Records {
+			offset := b.BaseOffset + int64(i)
+			if !b.IsControl() {
+				if !sawHeader {
+					return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
+				}
+				v, err := DecodeValue(rec.Value)
+				if err != nil {
+					return info, fmt.Errorf("offset %d: %w", offset, err)
+				}
+				info.Records++
+				if err := fn(v); err != nil {
+					return info, fmt.Errorf("offset %d: %w", offset, err)
+				}
+				continue
+			}
+			if err := info.control(rec, offset, &sawHeader, &sawFooter); err != nil {
+				return info, err
+			}
+		}
+	}
+	if !sawHeader || !sawFooter {
+		return info, fmt.Errorf("%w: header present %v, footer present %v", ErrSnapshotFormat, sawHeader, sawFooter)
+	}
+	return info, nil
+}
+
+func (info *SnapshotInfo) control(rec batch.Record, offset int64, sawHeader, sawFooter *bool) error {
+	v, err := DecodeControl(rec.Key, rec.Value)
+	if errors.Is(err, ErrNotKRaftControl) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("offset %d: %w", offset, err)
+	}
+	switch v := v.(type) {
+	case *SnapshotHeaderRecord:
+		if *sawHeader {
+			return fmt.Errorf("%w: second snapshot header", ErrSnapshotFormat)
+		}
+		*sawHeader = true
+		info.LastContainedLogTimestamp = v.LastContainedLogTimestamp
+		return nil
+	case *SnapshotFooterRecord:
+		*sawFooter = true
+		return nil
+	}
+	if !*sawHeader {
+		return fmt.Errorf("%w: control record before the snapshot header", ErrSnapshotFormat)
+	}
+	switch v := v.(type) {
+	case *KRaftVersionRecord:
+		info.KRaftVersion = v.KRaftVersion
+	case *VotersRecord:
+		info.Voters = v
+	}
+	return nil
+}
+
+// LoadSnapshot reads a snapshot file into a new image.
+func LoadSnapshot(r io.Reader) (*Image, SnapshotInfo, error) {
+	im := NewImage()
+	info, err := ReadSnapshot(r, im.Apply)
+	if err == nil && im.InTransaction() {
+		err = fmt.Errorf("%w: a metadata transaction is still open at the end", ErrSnapshotFormat)
+	}
+	return im, info, err
+}
