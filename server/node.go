@@ -238,6 +238,9 @@ func (n *Node) handleEvent(ev nodeEvent) {
 	var err error
 	switch {
 	case ev.inbound != nil:
+		if (*ev.inbound).Key() == 54 {
+			n.log.Info().Msg("received EndQuorumEpoch: the leader is resigning")
+		}
 		n.nextInbound++
 		n.waiters[n.nextInbound] = ev.reply
 		err = n.core.Step(quorum.Message{From: -1, To: n.cfg.NodeID, ReqID: n.nextInbound, Request: *ev.inbound})
@@ -467,6 +470,11 @@ func (n *Node) failAll(err error) {
 
 // deliverPeerResult is called by the peer client's goroutines.
 func (n *Node) deliverPeerResult(r PeerResult) {
+	if r.Err != nil {
+		n.log.Debug().Err(r.Err).Int32("peer", r.NodeID).Str("api", kmsg.NameForKey(r.Request.Key())).Msg("peer request failed")
+	} else if e := n.log.Trace(); e.Enabled() {
+		e.Int32("peer", r.NodeID).Str("api", kmsg.NameForKey(r.Request.Key())).Interface("response", r.Response).Msg("peer response")
+	}
 	select {
 	case n.events <- nodeEvent{peer: &r}:
 	case <-n.done:
