@@ -5,4 +5,82 @@
 // It must never start goroutines, open sockets or files, or read the clock:
 // time arrives through Tick, randomness from a seeded source in Config, and
 // every effect leaves through Ready for the caller to persist, send and apply.
+//
+// # Driving a Node
+//
+// The shell (package server, or the simulator in quorum/sim) owns one Node
+// and calls it from a single goroutine:
+//
+//	n, _ := quorum.New(cfg) // cfg.HardState = quorum-state, cfg.Log = the log on disk
+//	for {
+//		select {
+//		case <-ticker:            n.Tick(wallClockMs)
+//		case m := <-inbound:      n.Step(m)      // requests, responses, failures
+//		case recs := <-proposals: n.Propose(recs) // leader only; drain the whole queue
+//		}
+//		if n.HasReady() {
+//			rd := n.Ready()
+//			// 1. persist: HardState (quorum-state: tmp, fsync, rename), then
+//			//    SnapshotWrite, Truncate, Append, and fsync when MustSync
+//			// 2. send: rd.Messages
+//			// 3. apply: committed records up to rd.HighWatermark
+//			n.Advance()
+//		}
+//	}
+//
+// Rules of the loop:
+//
+//   - Persist before send. A vote grant, a new epoch, a follower's appended
+//     records: the messages that depend on them are in the same Ready and
+//     must leave only after the writes are durable.
+//   - Do not call Step, Tick or Propose between Ready and Advance. After
+//     Advance the Log must reflect every change of that Ready; the core reads
+//     the log end, epochs and records through the Log interface.
+//   - Group commit: Propose calls made between Advance and the next Ready
+//     land in one batch (no linger timer). The leader counts its own records
+//     toward the high watermark only after the Advance that follows their
+//     fsync, and serves Fetch only from what the Log holds.
+//   - A SnapshotChunk with Position 0 starts a new download (discard any
+//     partial one); after the chunk with Done the shell freezes the snapshot
+//     and resets the log to start, empty, at its end offset.
+//   - Truncate cuts at a batch boundary; Append holds whole batches that
+//     continue the log.
+//
+// # Messages, ReqIDs and versions
+//
+// Message carries franz-go kmsg bodies. For an inbound request the shell
+// picks Message.ReqID and the core copies it into its response (which is
+// built at the request's version). The core's own requests get ReqIDs from
+// the core; the shell steps the response back with the same ReqID, or a
+// Message with Err set (ErrUnreachable, ErrTimeout) if it could not be
+// delivered. The core also times its requests out by itself after
+// RequestTimeoutMs, so reporting failures only makes retries faster. Late
+// and duplicate responses are dropped by ReqID, role and epoch.
+//
+// Requests go out at the newest version the core speaks (Fetch 18, Vote 2,
+// BeginQuorumEpoch 1, EndQuorumEpoch 1, FetchSnapshot 1), capped by
+// Config.PeerVersions, which the shell fills from the peer's ApiVersions. A
+// peer that cannot take Vote v2 cannot be asked for a pre-vote: as in
+// Apache, the node then skips the pre-vote and starts a standard election.
+// Brokers and observer controllers are handled like any fetcher: they are
+// not voters, never count toward the high watermark, and are listed by
+// DescribeQuorum as observers.
+//
+// # Roles
+//
+// Unattached (possibly voted), Prospective (pre-vote, nothing persisted),
+// Candidate, Leader, Follower and Resigned, with per-role handling and
+// becomeX transitions following Apache Kafka 4.1's KafkaRaftClient and
+// QuorumState: randomized election timeout in [T, 2T); pre-vote before
+// every election; a follower that has fetched from a live leader refuses
+// pre-votes; a rejected candidate waits out its timeout and pre-votes again;
+// a leader resigns when a majority of voters has not fetched within 1.5
+// fetch timeouts (check-quorum) or on Resign, sending EndQuorumEpoch with
+// successors ordered by fetch offset; followers apply Apache's position-based
+// backoff; the leader resends BeginQuorumEpoch every fetch timeout / 2,
+// starts each epoch with a LeaderChange control batch (plus KRaftVersion and
+// Voters when kraft.version >= 1), and writes Config.IdleRecord when the log
+// has been idle for IdleIntervalMs. The high watermark is the largest offset
+// a majority of voters hold, and moves only once it passes the leader's
+// epoch start offset.
 package quorum

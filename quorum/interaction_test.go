@@ -184,6 +184,68 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		for _, id := range parseIDs(strings.Join(c.args, ",")) {
 			e.printLog(id)
 		}
+	case "send":
+		// Example: send fetch to=1 from=9 epoch=1 offset=0 last-epoch=0
+		//          send vote to=2 from=9 epoch=3 last=0@0 pre voter=2
+		// Steps one hand-made request and prints the direct answer.
+		to := parseIDs(c.arg("to", "1"))[0]
+		from := parseIDs(c.arg("from", "9"))[0]
+		num := func(k string, def int64) int64 { v, _ := strconv.ParseInt(c.arg(k, strconv.FormatInt(def, 10)), 10, 64); return v }
+		cluster := c.arg("cluster", "test-cluster")
+		var req kmsg.Request
+		switch c.args[0] {
+		case "fetch":
+			r := kmsg.NewPtrFetchRequest()
+			r.Version = int16(num("version", 18))
+			r.ClusterID = &cluster
+			r.ReplicaID, r.ReplicaState.ID = from, from
+			r.MaxWaitMillis = int32(num("maxwait", 0))
+			p := kmsg.NewFetchRequestTopicPartition()
+			p.CurrentLeaderEpoch = int32(num("epoch", 0))
+			p.FetchOffset = num("offset", 0)
+			p.LastFetchedEpoch = int32(num("last-epoch", 0))
+			tp := kmsg.NewFetchRequestTopic()
+			tp.Topic, tp.TopicID = quorum.MetadataTopic, quorum.MetadataTopicID
+			if c.has("bad-topic") {
+				tp.TopicID = [16]byte{1}
+			}
+			tp.Partitions = []kmsg.FetchRequestTopicPartition{p}
+			r.Topics = []kmsg.FetchRequestTopic{tp}
+			req = r
+		case "vote":
+			r := kmsg.NewPtrVoteRequest()
+			r.Version = int16(num("version", 2))
+			r.ClusterID = &cluster
+			r.VoterID = int32(num("voter", int64(to)))
+			p := kmsg.NewVoteRequestTopicPartition()
+			p.CandidateEpoch = int32(num("epoch", 0))
+			p.CandidateID = int32(num("candidate", int64(from)))
+			off, ep, _ := strings.Cut(c.arg("last", "0@0"), "@")
+			lo, _ := strconv.ParseInt(off, 10, 64)
+			le, _ := strconv.ParseInt(ep, 10, 32)
+			p.LastOffset, p.LastOffsetEpoch = lo, int32(le)
+			p.PreVote = c.has("pre")
+			tp := kmsg.NewVoteRequestTopic()
+			tp.Topic = quorum.MetadataTopic
+			tp.Partitions = []kmsg.VoteRequestTopicPartition{p}
+			r.Topics = []kmsg.VoteRequestTopic{tp}
+			req = r
+		}
+		if err := e.nodes[to].node.Step(quorum.Message{From: from, To: to, ReqID: 1, Request: req}); err != nil {
+			e.printf("error: %v\n", err)
+		}
+		n := e.nodes[to]
+		rd := n.node.Ready()
+		for _, m := range rd.Messages {
+			if m.To == from {
+				e.printf("%s\n", describeMessage(m))
+			}
+		}
+		if rd.HardState != nil {
+			e.printf("n%d persists epoch=%d voted=%d leader=%d\n", to, rd.HardState.LeaderEpoch, rd.HardState.VotedID, rd.HardState.LeaderID)
+		}
+		rd.Messages = slices.DeleteFunc(rd.Messages, func(m quorum.Message) bool { return m.To == from })
+		e.apply(n, rd)
 	case "describe":
 		id := parseIDs(c.args[0])[0]
 		req := kmsg.NewPtrDescribeQuorumRequest()
