@@ -190,7 +190,10 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		// Steps one hand-made request and prints the direct answer.
 		to := parseIDs(c.arg("to", "1"))[0]
 		from := parseIDs(c.arg("from", "9"))[0]
-		num := func(k string, def int64) int64 { v, _ := strconv.ParseInt(c.arg(k, strconv.FormatInt(def, 10)), 10, 64); return v }
+		num := func(k string, def int64) int64 {
+			v, _ := strconv.ParseInt(c.arg(k, strconv.FormatInt(def, 10)), 10, 64)
+			return v
+		}
 		cluster := c.arg("cluster", "test-cluster")
 		var req kmsg.Request
 		switch c.args[0] {
