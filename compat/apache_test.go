@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -88,6 +89,18 @@ func TestApacheStandalone(t *testing.T) {
 		if !strings.Contains(got["CurrentVoters"], `"id": 1`) ||
 			!strings.Contains(got["CurrentVoters"], fmt.Sprintf("CONTROLLER://127.0.0.1:%d", n.Port)) {
 			t.Errorf("CurrentVoters %q, want node 1 on CONTROLLER://127.0.0.1:%d", got["CurrentVoters"], n.Port)
+		}
+
+		features, err := Features(t, v, "--bootstrap-controller", n.Addr(), "describe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		at("kafka-features ran")
+		t.Logf("kafka-features describe:\n%s", features)
+		// --standalone formats with kraft.version 1 (a dynamic quorum).
+		if !strings.Contains(features, "Feature: metadata.version") ||
+			!regexp.MustCompile(`Feature: kraft.version\s+SupportedMinVersion: \d+\s+SupportedMaxVersion: \d+\s+FinalizedVersionLevel: 1\b`).MatchString(features) {
+			t.Errorf("kafka-features describe lacks metadata.version or kraft.version at level 1")
 		}
 	})
 }

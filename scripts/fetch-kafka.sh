@@ -49,12 +49,14 @@ for v in "${versions[@]}"; do
   rm -rf "$dir"
   mkdir -p "$dir"
   start=$SECONDS
+  # Maven 3.8 prints colour resets even in batch mode; strip them.
   if ! mvn -q -B -Dstyle.color=never -f "$pom" \
       -Dkafka.version="$v" -Dlog4j.version="$(log4j_for "$v")" \
       -Dkafka.shell="$(shell_for "$v")" \
       -Dcompat.build.dir="$dir/build" \
       dependency:copy-dependencies \
-      -DincludeScope=runtime -DoutputDirectory="$dir/libs.tmp"; then
+      -DincludeScope=runtime -DoutputDirectory="$dir/libs.tmp" 2>&1 |
+      sed -u 's/\x1b\[[0-9;]*m//g'; then
     rm -rf "$dir"
     die "Maven could not fetch Apache Kafka $v (see the output above)"
   fi
