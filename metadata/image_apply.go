@@ -130,24 +130,45 @@ func (im *Image) removeTopic(t *Topic) {
 	}
 }
 
+// setPartition stores p as partition id of t. It is the hot path of replay
+// (a million partitions at load, tens of thousands of changes when a broker
+// fails), so the undo closures, which escape to the heap, are only built
+// inside a transaction.
 func (im *Image) setPartition(t *Topic, id int32, p Partition) {
 	switch old := t.Partitions; {
 	case int(id) < len(old):
-		prev := old[id]
-		im.undo(func() { t.Partitions[id] = prev })
+		if im.journal != nil {
+			prev := old[id]
+			im.undo(func() { t.Partitions[id] = prev })
+		}
 	case int(id) < cap(old):
 		// Extend in place; slots past the old length may hold data from a
 		// rolled-back transaction, so clear the new holes.
 		t.Partitions = old[:id+1]
 		clear(t.Partitions[len(old):id])
-		im.undo(func() { t.Partitions = old })
+		if im.journal != nil {
+			im.undo(func() { t.Partitions = old })
+		}
 	default:
 		grown := make([]Partition, id+1, max(int(id)+1, 2*cap(old)))
 		copy(grown, old)
 		t.Partitions = grown
-		im.undo(func() { t.Partitions = old })
+		if im.journal != nil {
+			im.undo(func() { t.Partitions = old })
+		}
 	}
 	t.Partitions[id] = p
+}
+
+// reservePartitions makes room for n partitions in t without changing what
+// it holds, so that a loader that knows a topic's partition count fills one
+// exact allocation instead of doubling its way there.
+func reservePartitions(t *Topic, n int) {
+	if n > cap(t.Partitions) {
+		grown := make([]Partition, len(t.Partitions), n)
+		copy(grown, t.Partitions)
+		t.Partitions = grown
+	}
 }
 
 func partitionFromRecord(r *PartitionRecord) Partition {
