@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/rs/zerolog"
@@ -147,9 +148,15 @@ func (d *Disk) InitialVoters(cfg *Config) (map[int32][]quorum.Endpoint, int16, e
 }
 
 // WriteHardState writes quorum-state durably, in the data version that the
-// quorum's kraft.version calls for.
-func (d *Disk) WriteHardState(hs quorum.HardState) error {
-	qs := storage.QuorumState{LeaderID: hs.LeaderID, LeaderEpoch: hs.LeaderEpoch, VotedID: hs.VotedID, VotedDirectoryID: uuid.UUID(hs.VotedDirectoryID), DataVersion: d.KRaftVersion}
+// quorum's kraft.version calls for: version 0 lists the voters and has no
+// voted directory id, version 1 the reverse (Apache's ElectionState).
+func (d *Disk) WriteHardState(hs quorum.HardState, voters []int32) error {
+	qs := storage.QuorumState{LeaderID: hs.LeaderID, LeaderEpoch: hs.LeaderEpoch, VotedID: hs.VotedID, DataVersion: d.KRaftVersion}
+	if d.KRaftVersion == 0 {
+		qs.CurrentVoters = slices.Sorted(slices.Values(voters))
+	} else {
+		qs.VotedDirectoryID = uuid.UUID(hs.VotedDirectoryID)
+	}
 	return storage.WriteQuorumState(d.fs, d.statePath, qs)
 }
 

@@ -49,6 +49,7 @@ type Node struct {
 	activated    int32 // epoch whose activation records were proposed, -1 none
 	commitWaits  []commitWait
 	snapshotSink *storage.SnapshotWriter
+	voterIDs     []int32
 
 	status atomic.Pointer[quorum.Status]
 	start  time.Time
@@ -68,6 +69,9 @@ type proposal struct {
 	records []metadata.Record
 	offset  chan int64
 	done    chan error
+	// stamp, if set, learns the offset of the first record before the
+	// records are encoded (a broker epoch is its registration's offset).
+	stamp func(firstOffset int64)
 }
 
 type commitWait struct {
@@ -99,6 +103,7 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	qv := map[int32][]quorum.Endpoint{}
 	for id, eps := range voters {
 		qv[id] = eps
+		n.voterIDs = append(n.voterIDs, id)
 		for _, e := range eps {
 			if e.Name == listener && id != cfg.NodeID {
 				n.peers.SetAddress(id, fmt.Sprintf("%s:%d", e.Host, e.Port))
@@ -140,6 +145,7 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	if err := n.replayDisk(); err != nil {
 		return nil, err
 	}
+	n.attachController()
 	st := n.core.Status()
 	n.status.Store(&st)
 	return n, nil
@@ -174,6 +180,7 @@ func (n *Node) Run() error {
 	defer n.peers.Close()
 	ticker := time.NewTicker(tickInterval)
 	defer ticker.Stop()
+	go n.runController()
 	for {
 		select {
 		case ev := <-n.events:
@@ -259,6 +266,11 @@ func (n *Node) handleEvent(ev nodeEvent) {
 }
 
 func (n *Node) propose(p *proposal) {
+	if p.stamp != nil {
+		// On the leader the core appends at its log end; elsewhere Propose
+		// fails below and the stamp is never seen.
+		p.stamp(n.core.Status().EndOffset)
+	}
 	values := make([][]byte, len(p.records))
 	for i, r := range p.records {
 		values[i] = metadata.EncodeValue(r)
@@ -300,7 +312,7 @@ func (n *Node) processReady() error {
 
 func (n *Node) persist(rd quorum.Ready) error {
 	if rd.HardState != nil {
-		if err := n.disk.WriteHardState(*rd.HardState); err != nil {
+		if err := n.disk.WriteHardState(*rd.HardState, n.voterIDs); err != nil {
 			return err
 		}
 	}
@@ -485,7 +497,11 @@ func (n *Node) deliverPeerResult(r PeerResult) {
 // waits until they commit. It returns the offset of the first record (a
 // broker's epoch is the offset of its registration record).
 func (n *Node) Propose(ctx context.Context, records []metadata.Record) (int64, error) {
-	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1)}
+	return n.proposeStamped(ctx, records, nil)
+}
+
+func (n *Node) proposeStamped(ctx context.Context, records []metadata.Record, stamp func(int64)) (int64, error) {
+	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), stamp: stamp}
 	select {
 	case n.events <- nodeEvent{proposal: p}:
 	case <-n.done:
