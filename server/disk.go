@@ -73,9 +73,6 @@ func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
 		d.Bootstrap = f.Records
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
-	} else {
-		// Apache uses the latest production metadata.version when the file is absent.
-		d.Bootstrap = []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: controller.LatestMetadataVersion}}
 	}
 	partition := filepath.Join(d.dir, PartitionDir)
 	d.Log, err = storage.OpenLog(fsys, partition, storage.LogConfig{SegmentBytes: cfg.SegmentBytes}, log)
@@ -85,6 +82,11 @@ func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
 	if err := d.loadBootstrapSnapshot(partition); err != nil {
 		d.Log.Close()
 		return nil, err
+	}
+	if len(d.Bootstrap) == 0 {
+		// Apache uses the latest production metadata.version when no
+		// bootstrap records exist.
+		d.Bootstrap = []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: controller.LatestMetadataVersion}}
 	}
 	d.statePath = filepath.Join(partition, "quorum-state")
 	d.HardState = quorum.HardState{LeaderID: -1, VotedID: -1}
@@ -114,6 +116,11 @@ func (d *Disk) loadBootstrapSnapshot(partition string) error {
 	f, err := metadata.DecodeSnapshotFile(raw)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(d.Bootstrap) == 0 {
+		// Apache 4.4 writes no bootstrap.checkpoint: the feature levels
+		// travel in the bootstrap snapshot instead.
+		d.Bootstrap = f.Records
 	}
 	for _, v := range f.Extra {
 		switch v := v.(type) {

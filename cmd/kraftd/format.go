@@ -152,7 +152,12 @@ func runFormat(c *cli.Context) error {
 	for _, dir := range todo {
 		isMeta := dir == cfg.MetadataLogDir
 		kind := "data directory"
-		if isMeta {
+		switch {
+		case isMeta && len(voters) > 0:
+			kind = "dynamic metadata voter directory"
+		case isMeta && c.Bool("no-initial-controllers"):
+			kind = "dynamic metadata directory"
+		case isMeta:
 			kind = "metadata directory"
 		}
 		fmt.Printf("Formatting %s %s with metadata.version %s.\n", kind, dir, controller.MetadataVersionName(mv))
