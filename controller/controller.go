@@ -19,13 +19,26 @@ type Controller struct {
 	mu      sync.RWMutex
 	image   *metadata.Image
 	applied int64 // offset of the last replayed record, -1 before any
+	// registerOffsets is the offset of each broker's current
+	// RegisterBrokerRecord: a broker is caught up once its metadata
+	// offset reaches it.
+	registerOffsets map[int32]int64
+
+	// The active side (active.go). op serializes operations and guards
+	// the fields below it.
+	op         sync.Mutex
+	quorum     Quorum
+	settings   Settings
+	readyEpoch int32     // leader epoch whose catch-up barrier committed, -1 none
+	sessions   *sessions // broker heartbeat sessions of readyEpoch
 }
 
 // New returns a controller whose image is empty. bootstrap holds the
 // records of bootstrap.checkpoint (feature levels), written by the first
 // leader of an empty log.
 func New(nodeID int32, bootstrap []metadata.Record) *Controller {
-	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: metadata.NewImage(), applied: -1}
+	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: metadata.NewImage(), applied: -1,
+		registerOffsets: map[int32]int64{}, readyEpoch: -1}
 }
 
 // Replay applies one committed record at offset. A record the image rejects
@@ -35,6 +48,9 @@ func (c *Controller) Replay(offset int64, rec metadata.Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.applied = offset
+	if r, ok := rec.(*metadata.RegisterBrokerRecord); ok {
+		c.registerOffsets[r.BrokerId] = offset
+	}
 	if err := c.image.Apply(rec); err != nil {
 		return fmt.Errorf("controller: record at offset %d (%s): %w", offset, metadata.RecordName(rec.Key()), err)
 	}
@@ -63,6 +79,12 @@ func (c *Controller) LoadSnapshot(lastOffset int64, records []metadata.Record) e
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset
+	// A snapshot does not say where each registration was written; its
+	// end is a safe bound for "caught up".
+	c.registerOffsets = map[int32]int64{}
+	for id := range im.Brokers {
+		c.registerOffsets[id] = lastOffset
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 const (
 	MetadataVersionFeature = "metadata.version"
 	KRaftVersionFeature    = "kraft.version"
+	ELRFeature             = "eligible.leader.replicas.version"
 )
 
 // FeatureRange is the inclusive range of levels kraftd supports for one feature.

@@ -1,0 +1,381 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadata"
+)
+
+// BrokerRegistrationChangeRecord encodes its tri-state fields as int8:
+// 1 sets the flag, -1 clears it (fenced only), 0 leaves it.
+const (
+	changeFence   int8 = 1
+	changeUnfence int8 = -1
+)
+
+// RegisterBroker handles BrokerRegistration (Apache's
+// ClusterControlManager.registerBroker). A new incarnation gets a new broker
+// epoch, the offset of the first record written for it, and starts fenced; a
+// retry from the same incarnation amends the registration and keeps the
+// epoch and fencing state.
+func (c *Controller) RegisterBroker(ctx context.Context, req *kmsg.BrokerRegistrationRequest) (epoch int64, err error) {
+	var reg *metadata.RegisterBrokerRecord
+	_, err = c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+		recs, r, err := c.registration(im, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		reg = r
+		if r.BrokerEpoch >= 0 {
+			return recs, nil, nil
+		}
+		return recs, func(first int64) { r.BrokerEpoch = first }, nil
+	})
+	if err != nil {
+		return -1, err
+	}
+	return reg.BrokerEpoch, nil
+}
+
+func (c *Controller) registration(im *metadata.Image, req *kmsg.BrokerRegistrationRequest) ([]metadata.Record, *metadata.RegisterBrokerRecord, error) {
+	if req.ClusterID != c.settings.ClusterID {
+		return nil, nil, apiErr(kerr.InconsistentClusterID.Code, "Expected cluster ID %s, but got cluster ID %s", c.settings.ClusterID, req.ClusterID)
+	}
+	now := c.settings.Now()
+	id := req.BrokerID
+	existing, had := im.Brokers[id]
+	incarnation := metadata.Uuid(req.IncarnationID)
+	if had && existing.IncarnationId != incarnation && c.sessions.valid(id, existing.BrokerEpoch, now) {
+		return nil, nil, apiErr(kerr.DuplicateBrokerRegistration.Code, "Another broker is registered with that broker id. If the broker was recently restarted this should self-resolve once the heartbeat manager expires the broker's session.")
+	}
+	if req.IsMigratingZkBroker {
+		return nil, nil, apiErr(kerr.BrokerIDNotRegistered.Code, "Controller does not support registering ZK brokers.")
+	}
+	mv := metadataVersion(im)
+	if mv >= MVDirectoryAssignment {
+		if len(req.LogDirs) == 0 {
+			return nil, nil, apiErr(kerr.InvalidRegistration.Code, "No directories specified in request")
+		}
+		seen := map[metadata.Uuid]bool{}
+		for _, d := range req.LogDirs {
+			dir := metadata.Uuid(d)
+			if reservedDir(dir) {
+				return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Reserved directory ID in request")
+			}
+			if seen[dir] {
+				return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Duplicate directory ID in request")
+			}
+			seen[dir] = true
+		}
+		for other, b := range im.Brokers {
+			if other == id {
+				continue
+			}
+			for _, d := range b.LogDirs {
+				if seen[d] {
+					return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Broker %d is already registered with directory %v", other, d)
+				}
+			}
+		}
+	}
+	rec := &metadata.RegisterBrokerRecord{BrokerId: id, IncarnationId: incarnation, Rack: req.Rack, BrokerEpoch: -1, Fenced: true}
+	rec.SetVersion(registerBrokerRecordVersion(mv))
+	for _, l := range req.Listeners {
+		rec.EndPoints = append(rec.EndPoints, metadata.RegisterBrokerRecordBrokerEndpoint{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: l.SecurityProtocol})
+	}
+	finalized := c.finalized(im)
+	unverified := maps2set(finalized)
+	hasMV := false
+	for _, f := range req.Features {
+		if err := checkFeatureSupported(finalized, f.Name, f.MinSupportedVersion, f.MaxSupportedVersion); err != nil {
+			return nil, nil, err
+		}
+		rec.Features = append(rec.Features, metadata.RegisterBrokerRecordBrokerFeature{Name: f.Name, MinSupportedVersion: f.MinSupportedVersion, MaxSupportedVersion: f.MaxSupportedVersion})
+		delete(unverified, f.Name)
+		hasMV = hasMV || f.Name == MetadataVersionFeature
+	}
+	if !hasMV {
+		return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Request features do not contain '%s'", MetadataVersionFeature)
+	}
+	for _, name := range sortedNames(unverified) {
+		if finalized[name] != 0 {
+			if err := checkFeatureSupported(finalized, name, 0, 0); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if mv >= MVDirectoryAssignment {
+		for _, d := range req.LogDirs {
+			rec.LogDirs = append(rec.LogDirs, metadata.Uuid(d))
+		}
+	}
+	var recs []metadata.Record
+	if !had || existing.IncarnationId != incarnation {
+		// A new incarnation: the old one's partitions lose it from their ISR
+		// first (as for a fenced broker, or an unclean shutdown with ELR).
+		if had {
+			clean := req.Version >= 3 && existing.BrokerEpoch == req.PreviousBrokerEpoch
+			recs = c.shutdownRecords(im, id, clean)
+		}
+		c.sessions.remove(id)
+	} else {
+		rec.Fenced, rec.InControlledShutdown, rec.BrokerEpoch = existing.Fenced, existing.InControlledShutdown, existing.BrokerEpoch
+	}
+	recs = append(recs, rec)
+	return recs, rec, nil
+}
+
+// shutdownRecords remove a broker that went away from every ISR (Apache's
+// ReplicationControlManager.handleBrokerShutdown).
+func (c *Controller) shutdownRecords(im *metadata.Image, id int32, clean bool) []metadata.Record {
+	if elrEnabled(im) && !clean {
+		recs := leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, inIsr(id))
+		return append(recs, leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, inElr(id))...)
+	}
+	return leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))
+}
+
+// finalized is the finalized feature levels, with kraft.version as the
+// quorum has it.
+func (c *Controller) finalized(im *metadata.Image) map[string]int16 {
+	out := map[string]int16{}
+	for k, v := range im.Features {
+		out[k] = v
+	}
+	if c.settings.KRaftVersion > 0 {
+		out[KRaftVersionFeature] = c.settings.KRaftVersion
+	}
+	return out
+}
+
+func checkFeatureSupported(finalized map[string]int16, name string, lo, hi int16) error {
+	level := finalized[name]
+	if level < lo || level > hi {
+		return apiErr(kerr.UnsupportedVersion.Code, "Unable to register because the broker does not support finalized version %d of %s. The broker wants a version between %d and %d, inclusive.", level, name, lo, hi)
+	}
+	return nil
+}
+
+// BrokerHeartbeat handles BrokerHeartbeat (Apache's
+// ReplicationControlManager.processBrokerHeartbeat).
+func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
+	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
+	var next brokerState
+	first, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+		b, ok := im.Brokers[req.BrokerID]
+		if !ok {
+			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
+		}
+		if b.BrokerEpoch != req.BrokerEpoch {
+			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, req.BrokerEpoch)
+		}
+		id := req.BrokerID
+		cur := stateUnfenced
+		switch {
+		case b.Fenced:
+			cur = stateFenced
+		case b.InControlledShutdown:
+			cur = stateControlledShutdown
+		}
+		registerOffset := c.registerOffset(id)
+		in := heartbeatIntent{wantFence: req.WantFence, wantShutDown: req.WantShutdown, metadataOffset: req.CurrentMetadataOffset}
+		next = nextBrokerState(cur, in, registerOffset, func() bool { return leadsAny(im, id) },
+			c.sessions.shutdownOffset(id), c.sessions.lowestActiveOffset())
+		var recs []metadata.Record
+		if next != cur {
+			switch next {
+			case stateFenced, stateShutdownNow:
+				recs = c.fenceRecords(im, id)
+			case stateUnfenced:
+				recs = c.unfenceRecords(im, id, b.BrokerEpoch)
+			case stateControlledShutdown:
+				recs = c.controlledShutdownRecords(im, id, b)
+			}
+		}
+		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.settings.Now())
+		resp.IsCaughtUp = req.CurrentMetadataOffset >= registerOffset
+		return recs, nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if next == stateControlledShutdown && first >= 0 {
+		c.op.Lock()
+		if c.sessions != nil {
+			c.sessions.setShutdownOffset(req.BrokerID, first)
+		}
+		c.op.Unlock()
+	}
+	resp.IsFenced = next.fenced()
+	resp.ShouldShutdown = next == stateShutdownNow
+	return resp, nil
+}
+
+func (c *Controller) registerOffset(id int32) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if o, ok := c.registerOffsets[id]; ok {
+		return o
+	}
+	return c.applied
+}
+
+// fenceRecords fences a broker: it leaves every ISR it can leave, loses its
+// leaderships, and is marked fenced (Apache's handleBrokerFenced).
+func (c *Controller) fenceRecords(im *metadata.Image, id int32) []metadata.Record {
+	recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))
+	return append(recs, &metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: im.Brokers[id].BrokerEpoch, Fenced: changeFence})
+}
+
+// unfenceRecords unfences a broker and gives leaderless partitions whose
+// ISR holds it a leader again (Apache's handleBrokerUnfenced).
+func (c *Controller) unfenceRecords(im *metadata.Image, id int32, epoch int64) []metadata.Record {
+	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: epoch, Fenced: changeUnfence}}
+	return append(recs, leaderAndIsrUpdates(im, noLeader, id, noLeader, c.settings, leaderless)...)
+}
+
+// controlledShutdownRecords mark a broker as shutting down and move its
+// leaderships and ISR memberships away.
+func (c *Controller) controlledShutdownRecords(im *metadata.Image, id int32, b metadata.RegisterBrokerRecord) []metadata.Record {
+	var recs []metadata.Record
+	if !b.InControlledShutdown {
+		r := &metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: b.BrokerEpoch, InControlledShutdown: 1}
+		r.SetVersion(1)
+		recs = append(recs, r)
+	}
+	return append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))...)
+}
+
+// FenceStaleBrokers fences at most one broker whose session has expired,
+// one at a time as Apache does so that each fencing's effect is visible to
+// the next. It reports whether it fenced one (call again if so). It is a
+// no-op on a node that is not the active controller.
+func (c *Controller) FenceStaleBrokers(ctx context.Context) (bool, error) {
+	if !c.IsActive() {
+		return false, nil
+	}
+	fenced := false
+	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+		for _, id := range c.sessions.expired(c.settings.Now()) {
+			b, ok := im.Brokers[id]
+			if !ok {
+				c.sessions.remove(id)
+				continue
+			}
+			c.sessions.fence(id)
+			if b.Fenced {
+				continue
+			}
+			fenced = true
+			return c.fenceRecords(im, id), nil, nil
+		}
+		return nil, nil, nil
+	})
+	return fenced, err
+}
+
+// UnregisterBroker removes a broker's registration (UnregisterBroker).
+func (c *Controller) UnregisterBroker(ctx context.Context, id int32) error {
+	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+		b, ok := im.Brokers[id]
+		if !ok {
+			return nil, nil, apiErr(kerr.BrokerIDNotRegistered.Code, "Broker ID %d is not currently registered", id)
+		}
+		recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))
+		recs = append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inElr(id))...)
+		c.sessions.remove(id)
+		return append(recs, &metadata.UnregisterBrokerRecord{BrokerId: id, BrokerEpoch: b.BrokerEpoch}), nil, nil
+	})
+	return err
+}
+
+// RegisterController handles ControllerRegistration: it records a
+// controller's listeners and supported features.
+func (c *Controller) RegisterController(ctx context.Context, req *kmsg.ControllerRegistrationRequest) error {
+	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+		if metadataVersion(im) < MVControllerRegistration {
+			return nil, nil, apiErr(kerr.UnsupportedVersion.Code, "The current MetadataVersion is too old to support controller registrations.")
+		}
+		rec := &metadata.RegisterControllerRecord{ControllerId: req.ControllerID, IncarnationId: metadata.Uuid(req.IncarnationID)}
+		for _, l := range req.Listeners {
+			rec.EndPoints = append(rec.EndPoints, metadata.RegisterControllerRecordControllerEndpoint{Name: l.Name, Host: l.Host, Port: l.Port, SecurityProtocol: l.SecurityProtocol})
+		}
+		for _, f := range req.Features {
+			rec.Features = append(rec.Features, metadata.RegisterControllerRecordControllerFeature{Name: f.Name, MinSupportedVersion: f.MinSupportedVersion, MaxSupportedVersion: f.MaxSupportedVersion})
+		}
+		if old, ok := im.Controllers[req.ControllerID]; ok && sameRegistration(&old, rec) {
+			return nil, nil, nil
+		}
+		return []metadata.Record{rec}, nil, nil
+	})
+	return err
+}
+
+func sameRegistration(a, b *metadata.RegisterControllerRecord) bool {
+	return a.IncarnationId == b.IncarnationId && fmt.Sprint(a.EndPoints) == fmt.Sprint(b.EndPoints) && fmt.Sprint(a.Features) == fmt.Sprint(b.Features)
+}
+
+// ControllerRegistered reports whether the image holds this incarnation of
+// controller id (so it need not register again).
+func (c *Controller) ControllerRegistered(id int32, incarnation [16]byte) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r, ok := c.image.Controllers[id]
+	return ok && r.IncarnationId == metadata.Uuid(incarnation)
+}
+
+// MetadataVersion is the finalized metadata.version of the image (0 before
+// the bootstrap records are replayed).
+func (c *Controller) MetadataVersion() int16 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return metadataVersion(c.image)
+}
+
+// producerIDBlockSize is how many producer ids one AllocateProducerIds
+// hands out (Apache's ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE).
+const producerIDBlockSize = 1000
+
+// AllocateProducerIDs hands the next block of producer ids to a broker.
+func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (start int64, length int32, err error) {
+	_, err = c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+		b, ok := im.Brokers[brokerID]
+		if !ok {
+			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", brokerID)
+		}
+		if b.BrokerEpoch != brokerEpoch {
+			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, brokerEpoch)
+		}
+		start = im.ProducerIDs.NextProducerId
+		if start > (1<<63-1)-producerIDBlockSize {
+			return nil, nil, apiErr(kerr.UnknownServerError.Code, "Exhausted all producerIds as the next block's end producerId has exceeded the int64 type limit")
+		}
+		return []metadata.Record{&metadata.ProducerIdsRecord{BrokerId: brokerID, BrokerEpoch: brokerEpoch, NextProducerId: start + producerIDBlockSize}}, nil, nil
+	})
+	if err != nil {
+		return -1, 0, err
+	}
+	return start, producerIDBlockSize, nil
+}
+
+func maps2set(m map[string]int16) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func sortedNames(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

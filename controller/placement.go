@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"math/rand/v2"
+	"slices"
+)
+
+// usableBroker is a broker replicas may be placed on.
+type usableBroker struct {
+	id     int32
+	rack   string // "" when the broker has none
+	fenced bool
+}
+
+// placeReplicas assigns replicas for count partitions, striping them across
+// racks and brokers the way Apache's StripedReplicaPlacer does: partition
+// leaders (first replicas) rotate over the unfenced brokers, rack by rack,
+// and each partition's other replicas go to other racks first, then to
+// other brokers. Fenced brokers are used only when there are not enough
+// unfenced ones. The rotation starts at a random point (from rng), so many
+// small topics do not all lead on the same broker.
+func placeReplicas(rng *rand.Rand, brokers []usableBroker, count int, rf int16) ([][]int32, *Error) {
+	if rf <= 0 {
+		return nil, apiErr(invalidReplicationFactor, "Invalid replication factor %d: the replication factor must be positive.", rf)
+	}
+	unfenced := 0
+	for _, b := range brokers {
+		if !b.fenced {
+			unfenced++
+		}
+	}
+	if unfenced == 0 {
+		return nil, apiErr(invalidReplicationFactor, "All brokers are currently fenced.")
+	}
+	if int(rf) > len(brokers) {
+		return nil, apiErr(invalidReplicationFactor, "The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, len(brokers))
+	}
+	order := stripe(brokers, false)
+	fallback := stripe(brokers, true)
+	start := 0
+	if rng != nil {
+		start = rng.IntN(len(order))
+	}
+	out := make([][]int32, count)
+	for p := range count {
+		replicas := make([]int32, 0, rf)
+		racks := map[string]bool{}
+		first := order[(start+p)%len(order)]
+		replicas = append(replicas, first.id)
+		racks[first.rack] = true
+		// Other replicas: walk the stripe after the leader, taking a new
+		// rack each time while one is left, then any broker not yet used.
+		pick := func(list []usableBroker, newRackOnly bool) {
+			for i := 1; i <= len(list) && len(replicas) < int(rf); i++ {
+				b := list[(start+p+i)%len(list)]
+				if slices.Contains(replicas, b.id) || (newRackOnly && racks[b.rack]) {
+					continue
+				}
+				replicas = append(replicas, b.id)
+				racks[b.rack] = true
+			}
+		}
+		pick(order, true)
+		pick(order, false)
+		pick(fallback, false)
+		out[p] = replicas
+	}
+	return out, nil
+}
+
+// stripe orders brokers rack by rack, alternating racks: the first broker
+// of each rack, then the second of each, and so on. Without fenced, fenced
+// brokers are left out; with it, only they are listed.
+func stripe(brokers []usableBroker, fenced bool) []usableBroker {
+	byRack := map[string][]usableBroker{}
+	var racks []string
+	for _, b := range brokers {
+		if b.fenced != fenced {
+			continue
+		}
+		if _, ok := byRack[b.rack]; !ok {
+			racks = append(racks, b.rack)
+		}
+		byRack[b.rack] = append(byRack[b.rack], b)
+	}
+	slices.Sort(racks)
+	for _, r := range racks {
+		slices.SortFunc(byRack[r], func(a, b usableBroker) int { return int(a.id - b.id) })
+	}
+	var out []usableBroker
+	for i := 0; ; i++ {
+		added := false
+		for _, r := range racks {
+			if i < len(byRack[r]) {
+				out = append(out, byRack[r][i])
+				added = true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
+}

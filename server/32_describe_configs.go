@@ -1,0 +1,34 @@
+package server
+
+// DescribeConfigs: v1-4
+//
+// Version notes:
+//   - v0 was removed in Apache 4.0.
+//   - v1: IncludeSynonyms and each config's Source.
+//   - v3: ConfigType and Documentation (kraftd sends no documentation).
+//   - v4: flexible.
+//
+// Answered from this node's committed image (any controller, like Apache):
+// topic configs with their schema defaults, and dynamic broker configs.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { regKey(32, 1, 4, (*Server).handleDescribeConfigs) }
+
+func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.DescribeConfigsRequest)
+	ctl := s.controllerOf()
+	if ctl == nil {
+		resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+		for _, res := range req.Resources {
+			out := kmsg.NewDescribeConfigsResponseResource()
+			out.ResourceType, out.ResourceName, out.ErrorCode = res.ResourceType, res.ResourceName, kerr.NotController.Code
+			resp.Resources = append(resp.Resources, out)
+		}
+		return resp, nil
+	}
+	return ctl.DescribeConfigs(req), nil
+}

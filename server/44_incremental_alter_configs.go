@@ -1,0 +1,39 @@
+package server
+
+// IncrementalAlterConfigs: v0-1
+//
+// Version notes:
+//   - v1: flexible.
+//
+// SET, DELETE, APPEND and SUBTRACT (the last two for list configs) on
+// topics and brokers ("" is the cluster-wide default). Brokers handle
+// BROKER_LOGGER themselves and forward the rest inside an Envelope.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller"
+)
+
+func init() { regKey(44, 0, 1, (*Server).handleIncrementalAlterConfigs) }
+
+func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error) {
+	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
+	err := errNoController
+	var resp *kmsg.IncrementalAlterConfigsResponse
+	if ctl := s.controllerOf(); ctl != nil {
+		ctx, cancel := opContext(r, 0)
+		defer cancel()
+		resp, err = ctl.IncrementalAlterConfigs(ctx, req)
+	}
+	if err != nil {
+		resp = req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		code, msg := controller.ErrorCode(err)
+		for _, res := range req.Resources {
+			out := kmsg.NewIncrementalAlterConfigsResponseResource()
+			out.ResourceType, out.ResourceName, out.ErrorCode, out.ErrorMessage = res.ResourceType, res.ResourceName, code, msg
+			resp.Resources = append(resp.Resources, out)
+		}
+	}
+	return resp, nil
+}
