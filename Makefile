@@ -25,6 +25,7 @@ kafka: tools
 	./scripts/fetch-kafka.sh
 
 vet:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 gen:
