@@ -1,0 +1,461 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/batch"
+)
+
+// SnapshotPolicy is when to write metadata snapshots and how much history
+// to keep, in Apache's terms (SnapshotGenerator, KafkaMetadataLog.maybeClean).
+type SnapshotPolicy struct {
+	// MaxBytes is metadata.log.max.record.bytes.between.snapshots: snapshot
+	// once this many bytes of batches committed since the last snapshot.
+	MaxBytes int64
+	// IntervalMs is metadata.log.max.snapshot.interval.ms: snapshot when new
+	// records committed and this long passed since the last snapshot; 0
+	// turns the timer off.
+	IntervalMs int64
+	// RetentionBytes and RetentionMs are metadata.max.retention.bytes and
+	// .ms: while the log and snapshots together are larger, or the oldest
+	// snapshot is older, delete the oldest snapshot and the log it covers.
+	// The newest snapshot always stays. -1 turns a limit off.
+	RetentionBytes int64
+	RetentionMs    int64
+}
+
+// PolicyFromConfig reads the snapshot settings of a node's configuration.
+func PolicyFromConfig(cfg *Config) SnapshotPolicy {
+	return SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
+		RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs}
+}
+
+// Snapshotter writes snapshots of the committed metadata log and applies
+// retention, without stopping the node: the node loop tells it how far the
+// log is committed (MaybeSnapshot, cheap), and when a snapshot is due it is
+// built and written on a goroutine of its own.
+//
+// The snapshot's image is rebuilt from disk, the newest snapshot at or
+// below the chosen offset plus the log after it, rather than taken from the
+// controller: the loop goroutine owns that image and mutates it, and it has
+// no cheap copy yet. Rebuilding costs a second image's memory while a
+// snapshot is written, and gives the snapshot's kraft.version and voter set
+// exactly as of its offset, from the control records.
+//
+// All methods are for the node loop goroutine only.
+type Snapshotter struct {
+	fs     storage.FS
+	log    *storage.Log
+	policy SnapshotPolicy
+	logger zerolog.Logger
+	now    func() time.Time
+
+	scanned      int64         // committed batches below this were counted
+	bytesSince   int64         // batch bytes committed since the last snapshot
+	newRecords   bool          // anything committed since the last snapshot
+	lastSnapshot time.Time     // when the last snapshot was started
+	point        snapshotPoint // newest batch-aligned committed point
+	running      chan error    // non-nil while a snapshot is being written
+}
+
+// snapshotPoint is the end of a committed batch: where a snapshot can end.
+type snapshotPoint struct {
+	id        storage.SnapshotID
+	timestamp int64 // the batch's max timestamp: LastContainedLogTimestamp
+}
+
+// NewSnapshotter counts the log from the newest snapshot on, so that after
+// a restart the bytes committed before it still count, as Apache's
+// replay does.
+func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, logger zerolog.Logger) *Snapshotter {
+	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: time.Now}
+	s.lastSnapshot = s.now()
+	s.resetScan()
+	return s
+}
+
+func (s *Snapshotter) resetScan() {
+	s.scanned = s.log.StartOffset()
+	if id, ok := s.log.LatestSnapshot(); ok && id.EndOffset > s.scanned {
+		s.scanned = id.EndOffset
+	}
+	s.bytesSince, s.newRecords = 0, false
+}
+
+// MaybeSnapshot is called by the node loop once records below hw (the high
+// watermark) are committed. It accounts the newly committed batches and,
+// when a snapshot is due and none is being written, starts writing one that
+// ends at the last whole committed batch. Failures are logged, never
+// returned: a missed snapshot costs disk space, not correctness.
+func (s *Snapshotter) MaybeSnapshot(hw int64) {
+	s.collect(false)
+	if err := s.scan(hw); err != nil {
+		s.logger.Warn().Err(err).Int64("high_watermark", hw).Msg("cannot account committed batches; recounting from the newest snapshot")
+		s.resetScan()
+		return
+	}
+	if s.running != nil || !s.newRecords {
+		return
+	}
+	due := s.bytesSince >= s.policy.MaxBytes
+	reason := fmt.Sprintf("%d bytes committed since the last snapshot", s.bytesSince)
+	if !due && s.policy.IntervalMs > 0 && s.now().Sub(s.lastSnapshot) >= time.Duration(s.policy.IntervalMs)*time.Millisecond {
+		due, reason = true, fmt.Sprintf("%d ms since the last snapshot", s.policy.IntervalMs)
+	}
+	if !due {
+		return
+	}
+	if latest, ok := s.log.LatestSnapshot(); ok && latest.EndOffset >= s.point.id.EndOffset {
+		s.bytesSince, s.newRecords = 0, false
+		return
+	}
+	point := s.point
+	s.logger.Info().Stringer("snapshot", point.id).Str("reason", reason).Msg("writing metadata snapshot")
+	s.bytesSince, s.newRecords, s.lastSnapshot = 0, false, s.now()
+	done := make(chan error, 1)
+	s.running = done
+	go func() { done <- s.writeAndClean(point) }()
+}
+
+// Close waits for a snapshot being written; the node calls it before it
+// closes the log.
+func (s *Snapshotter) Close() { s.collect(true) }
+
+func (s *Snapshotter) collect(wait bool) {
+	if s.running == nil {
+		return
+	}
+	var err error
+	if wait {
+		err = <-s.running
+	} else {
+		select {
+		case err = <-s.running:
+		default:
+			return
+		}
+	}
+	s.running = nil
+	switch {
+	case errors.Is(err, errInTransaction):
+		// Try again at the next committed batch, which may close it.
+		s.logger.Debug().Err(err).Msg("metadata snapshot postponed")
+		s.bytesSince = max(s.bytesSince, s.policy.MaxBytes)
+	case err != nil:
+		// Not retried before the next threshold: a rebuild is expensive,
+		// and an unwritable image stays unwritable for a while.
+		s.logger.Warn().Err(err).Msg("metadata snapshot failed")
+	}
+}
+
+// errInTransaction: the snapshot point lies inside a metadata transaction.
+var errInTransaction = errors.New("the offset is inside a metadata transaction")
+
+// scan counts the whole batches in [scanned, hw).
+func (s *Snapshotter) scan(hw int64) error {
+	for s.scanned < hw {
+		raw, err := s.log.Read(s.scanned, 1<<20)
+		if err != nil {
+			return err
+		}
+		progressed := false
+		_, err = batch.Walk(raw, func(h batch.Header, _ []byte) error {
+			if h.NextOffset() > hw {
+				return errStopWalk
+			}
+			s.bytesSince += int64(h.Size())
+			s.newRecords = true
+			s.point = snapshotPoint{id: storage.SnapshotID{EndOffset: h.NextOffset(), Epoch: h.PartitionLeaderEpoch}, timestamp: h.MaxTimestamp}
+			s.scanned = h.NextOffset()
+			progressed = true
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopWalk) {
+			return err
+		}
+		if !progressed {
+			return nil // the batch holding hw is not wholly committed yet
+		}
+	}
+	return nil
+}
+
+func (s *Snapshotter) writeAndClean(point snapshotPoint) error {
+	start := time.Now()
+	im, state, err := rebuildImage(s.log, point.id.EndOffset)
+	if err != nil {
+		return fmt.Errorf("rebuild the image at %d: %w", point.id.EndOffset, err)
+	}
+	size, err := writeSnapshot(s.log, point, im, state)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", point.id, err)
+	}
+	s.logger.Info().Stringer("snapshot", point.id).Int64("bytes", size).Dur("took", time.Since(start)).Msg("wrote metadata snapshot")
+	return cleanSnapshots(s.fs, s.log, s.policy, s.now(), s.logger)
+}
+
+// quorumState is the kraft.version and voter set as of an offset, which a
+// snapshot's header batch repeats.
+type quorumState struct {
+	kraftVersion int16
+	voters       *metadata.VotersRecord
+}
+
+func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState) (int64, error) {
+	w, err := log.CreateSnapshot(point.id)
+	if err != nil {
+		return 0, err
+	}
+	buf := bufio.NewWriterSize(snapshotSink{w}, 1<<20)
+	size, err := metadata.WriteSnapshot(buf, im, metadata.SnapshotOptions{
+		Epoch: point.id.Epoch, LastContainedLogTimestamp: point.timestamp, Timestamp: time.Now().UnixMilli(),
+		KRaftVersion: state.kraftVersion, Voters: state.voters,
+	})
+	if err == nil {
+		err = buf.Flush()
+	}
+	if err == nil {
+		err = w.Freeze()
+	}
+	if err != nil {
+		w.Abort()
+		return 0, err
+	}
+	return size, nil
+}
+
+// snapshotSink is the io.Writer of a storage snapshot writer.
+type snapshotSink struct{ w *storage.SnapshotWriter }
+
+func (s snapshotSink) Write(p []byte) (int, error) {
+	if err := s.w.Write(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// snapshotSource reads a frozen snapshot sequentially.
+type snapshotSource struct {
+	r   *storage.SnapshotReader
+	pos int64
+}
+
+func (s *snapshotSource) Read(p []byte) (int, error) {
+	b, err := s.r.ReadAt(s.pos, len(p))
+	if err != nil {
+		return 0, err
+	}
+	if len(b) == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	s.pos += int64(len(b))
+	return copy(p, b), nil
+}
+
+// rebuildImage builds the image of the committed log below end: the newest
+// snapshot at or below end, then the log's records up to end. Records the
+// image rejects are skipped, as the controller's replay skips them.
+func rebuildImage(log *storage.Log, end int64) (*metadata.Image, quorumState, error) {
+	im := metadata.NewImage()
+	var state quorumState
+	next := log.StartOffset()
+	var base *storage.SnapshotID
+	for _, id := range log.Snapshots() {
+		if id.EndOffset <= end {
+			base = &id
+		}
+	}
+	if base != nil {
+		r, err := log.OpenSnapshot(*base)
+		if err != nil {
+			return nil, state, err
+		}
+		loaded, info, err := metadata.LoadSnapshot(bufio.NewReaderSize(&snapshotSource{r: r}, 1<<20))
+		r.Close()
+		if err != nil {
+			return nil, state, fmt.Errorf("snapshot %s: %w", base, err)
+		}
+		im, state, next = loaded, quorumState{info.KRaftVersion, info.Voters}, base.EndOffset
+	} else if next > 0 {
+		return nil, state, fmt.Errorf("the log starts at %d and no snapshot covers what is before it", next)
+	}
+	for next < end {
+		raw, err := log.Read(next, 1<<20)
+		if err != nil {
+			return nil, state, err
+		}
+		if len(raw) == 0 {
+			return nil, state, fmt.Errorf("the log ends at %d, before %d", next, end)
+		}
+		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
+			if h.BaseOffset >= end {
+				return errStopWalk
+			}
+			b, err := batch.Decode(one)
+			if err != nil {
+				return err
+			}
+			for _, r := range b.Records {
+				offset := b.BaseOffset + int64(r.OffsetDelta)
+				if offset < next || offset >= end {
+					continue
+				}
+				if b.IsControl() {
+					state.apply(r)
+					continue
+				}
+				rec, err := metadata.DecodeValue(r.Value)
+				if err != nil {
+					return fmt.Errorf("offset %d: %w", offset, err)
+				}
+				im.Apply(rec) // a rejected record leaves the image as it was
+			}
+			next = h.NextOffset()
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopWalk) {
+			return nil, state, err
+		}
+		if errors.Is(err, errStopWalk) {
+			break
+		}
+	}
+	if im.InTransaction() {
+		// Apache only snapshots outside a transaction; the records of an
+		// open one are not part of the image and are not written.
+		return im, state, fmt.Errorf("%w: %d", errInTransaction, end)
+	}
+	return im, state, nil
+}
+
+func (s *quorumState) apply(r batch.Record) {
+	v, err := metadata.DecodeControl(r.Key, r.Value)
+	if err != nil {
+		return
+	}
+	switch v := v.(type) {
+	case *metadata.KRaftVersionRecord:
+		s.kraftVersion = v.KRaftVersion
+	case *metadata.VotersRecord:
+		s.voters = v
+	}
+}
+
+// cleanSnapshots is KafkaMetadataLog.maybeClean: first by size, then by
+// age, delete the oldest snapshot together with the log segments the next
+// snapshot covers, never the newest snapshot and never a log the newest
+// snapshot does not cover.
+func cleanSnapshots(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, now time.Time, logger zerolog.Logger) error {
+	if policy.RetentionBytes >= 0 {
+		ids := log.Snapshots()
+		sizes := make([]int64, len(ids))
+		var total int64
+		for i, id := range ids {
+			r, err := log.OpenSnapshot(id)
+			if err != nil {
+				return err
+			}
+			sizes[i] = r.Size()
+			r.Close()
+			total += sizes[i]
+		}
+		for i := 0; i+1 < len(ids); i++ {
+			logSize, err := segmentBytes(fsys, log.Dir())
+			if err != nil {
+				return err
+			}
+			if logSize+total <= policy.RetentionBytes {
+				break
+			}
+			if !deleteBefore(log, ids[i+1], logger, "metadata.max.retention.bytes") {
+				break
+			}
+			total -= sizes[i]
+		}
+	}
+	if policy.RetentionMs >= 0 {
+		ids := log.Snapshots()
+		for i := 0; i+1 < len(ids); i++ {
+			ts, err := snapshotTimestamp(log, ids[i])
+			if err != nil {
+				return err
+			}
+			if now.UnixMilli()-ts <= policy.RetentionMs {
+				break
+			}
+			if !deleteBefore(log, ids[i+1], logger, "metadata.max.retention.ms") {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// deleteBefore moves the log start up to next (a snapshot that is not
+// older than the newest) and deletes the snapshots before it, as Apache's
+// deleteBeforeSnapshot does. It reports whether it did anything.
+func deleteBefore(log *storage.Log, next storage.SnapshotID, logger zerolog.Logger, reason string) bool {
+	latest, ok := log.LatestSnapshot()
+	if !ok || next.EndOffset > latest.EndOffset || log.StartOffset() >= next.EndOffset {
+		return false
+	}
+	if err := log.DeleteSegmentsBefore(next.EndOffset); err != nil {
+		logger.Warn().Err(err).Msg("cannot advance the log start")
+		return false
+	}
+	for _, id := range log.Snapshots() {
+		if id.EndOffset < next.EndOffset {
+			if err := log.DeleteSnapshot(id); err != nil {
+				logger.Warn().Err(err).Stringer("snapshot", id).Msg("cannot delete snapshot")
+				return false
+			}
+			logger.Info().Stringer("snapshot", id).Str("reason", reason).Int64("log_start", next.EndOffset).Msg("deleted snapshot and the log before the next one")
+		}
+	}
+	return true
+}
+
+// segmentBytes is the size of the log's segment files (UnifiedLog.size).
+func segmentBytes(fsys storage.FS, dir string) (int64, error) {
+	names, err := fsys.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		st, err := fsys.Stat(filepath.Join(dir, name))
+		if err != nil {
+			continue // deleted meanwhile
+		}
+		total += st.Size()
+	}
+	return total, nil
+}
+
+// snapshotTimestamp reads a snapshot's LastContainedLogTimestamp: it stops
+// at the first data record, after the header batch.
+func snapshotTimestamp(log *storage.Log, id storage.SnapshotID) (int64, error) {
+	r, err := log.OpenSnapshot(id)
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	info, err := metadata.ReadSnapshot(&snapshotSource{r: r}, func(metadata.Record) error { return errStopWalk })
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return 0, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	return info.LastContainedLogTimestamp, nil
+}
