@@ -49,6 +49,7 @@ type Node struct {
 	activated    int32 // epoch whose activation records were proposed, -1 none
 	commitWaits  []commitWait
 	snapshotSink *storage.SnapshotWriter
+	snapshots    *Snapshotter // writes snapshots of the committed log (snapshots.go)
 	voterIDs     []int32
 
 	status atomic.Pointer[quorum.Status]
@@ -145,6 +146,7 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	if err := n.replayDisk(); err != nil {
 		return nil, err
 	}
+	n.snapshots = NewSnapshotter(disk.fs, disk.Log, PolicyFromConfig(cfg), log)
 	n.attachController()
 	st := n.core.Status()
 	n.status.Store(&st)
@@ -234,6 +236,7 @@ func (n *Node) shutdown() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	n.failAll(ErrStopped)
+	n.snapshots.Close()
 	if err := n.disk.Close(); err != nil && n.err == nil {
 		n.err = err
 	}
@@ -395,6 +398,7 @@ func (n *Node) apply(rd quorum.Ready) error {
 		if err := n.replayTo(n.hw); err != nil {
 			return err
 		}
+		n.snapshots.MaybeSnapshot(n.hw)
 	}
 	n.completeCommitWaits()
 	n.maybeActivate()
