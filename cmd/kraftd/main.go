@@ -31,6 +31,7 @@ func main() {
 			formatCommand(),
 			startCommand(),
 			dumpLogCommand(),
+			metadataShellCommand(),
 			{
 				Name:  "random-uuid",
 				Usage: "print a random cluster or directory id, like kafka-storage.sh random-uuid",
