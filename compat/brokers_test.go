@@ -17,7 +17,8 @@ var brokerIDs = []int{101, 102, 103}
 // kafka-topics creates, describes, grows and deletes a topic through a
 // broker (CreateTopics and friends reach kraftd in Envelopes);
 // kafka-configs alters and describes a topic config; SIGKILL of a broker
-// fences it once its session runs out and moves its leaderships away.
+// fences it once its session runs out and moves its leaderships away;
+// kafka-features describes and upgrades through the controller.
 func TestApacheBrokersOnKraftd(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
@@ -173,6 +174,18 @@ func TestApacheBrokersOnKraftd(t *testing.T) {
 		t.Logf("kafka-features describe:\n%s", features)
 		if !strings.Contains(features, "Feature: metadata.version") {
 			t.Errorf("kafka-features describe lacks metadata.version")
+		}
+		// UpdateFeatures straight to the controller: every registered broker
+		// and controller must support the new level.
+		if out, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "upgrade", "--feature", "share.version=1"); err != nil {
+			t.Fatalf("kafka-features upgrade: %v\n%s", err, out)
+		}
+		features, err = Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "describe")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(`Feature: share.version\s+SupportedMinVersion: \d+\s+SupportedMaxVersion: \d+\s+FinalizedVersionLevel: 1\b`).MatchString(features) {
+			t.Errorf("share.version not at level 1 after upgrade:\n%s", features)
 		}
 	})
 }
