@@ -174,7 +174,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	slices.Sort(n.voters)
 	n.reloadLogEnd()
-	if snap, ok := n.log.LatestSnapshot(); ok {
+	if snap, ok := n.latestSnapshot(); ok {
 		n.hw = snap.EndOffset // a snapshot only ever covers committed records
 	}
 
@@ -824,7 +824,7 @@ func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchRe
 	var records []byte
 	diverging := SnapshotID{EndOffset: -1, Epoch: -1}
 	snapshot := SnapshotID{EndOffset: -1, Epoch: -1}
-	latest, hasSnap := n.log.LatestSnapshot()
+	latest, hasSnap := n.latestSnapshot()
 	if p.FetchOffset == 0 && hasSnap {
 		// An empty follower is better served by the snapshot than the log.
 		snapshot = latest
@@ -866,20 +866,21 @@ const (
 	fetchSnapshot
 )
 
-// validateOffsetAndEpoch is Apache's ReplicatedLog.validateOffsetAndEpoch.
-// The oldest snapshot is taken to be the one at the log start offset.
+// validateOffsetAndEpoch is Apache's ReplicatedLog.validateOffsetAndEpoch:
+// a fetcher behind the earliest snapshot (or at the log start with another
+// epoch, or with an epoch older than that snapshot's) is sent to the latest
+// snapshot; one whose epoch ends earlier here than it thinks is diverging.
 func (n *Node) validateOffsetAndEpoch(offset int64, epoch int32) (fetchValidity, SnapshotID) {
 	start := n.log.StartOffset()
 	if start == 0 && offset == 0 {
 		return fetchValid, SnapshotID{}
 	}
-	latest, hasSnap := n.log.LatestSnapshot()
-	if hasSnap && start > 0 {
-		oldestEpoch := int32(-1)
-		if latest.EndOffset == start {
-			oldestEpoch = latest.Epoch
-		}
-		if offset < start || (offset == start && epoch != oldestEpoch) || epoch < oldestEpoch {
+	if earliest, ok := n.log.EarliestSnapshot(); ok &&
+		(offset < start || (offset == start && epoch != earliest.Epoch) || epoch < earliest.Epoch) {
+		// Only a log that starts at 0 can be left with nothing but the
+		// bootstrap snapshot, and offset 0 was answered above; so a snapshot
+		// to send exists whenever this branch can be reached.
+		if latest, ok := n.latestSnapshot(); ok {
 			return fetchSnapshot, latest
 		}
 	}
@@ -891,21 +892,29 @@ func (n *Node) validateOffsetAndEpoch(offset int64, epoch int32) (fetchValidity,
 }
 
 // endOffsetForEpoch is KafkaMetadataLog.endOffsetForEpoch over the Log
-// interface: an epoch older than the log resolves to the snapshot at the
-// log start, and an empty epoch cache to (LEO, last epoch).
+// interface. It never answers (-1, -1): when the epoch cache cannot answer,
+// it is (LEO, last epoch); and an answer that lands on the earliest
+// snapshot's end offset for the requested epoch (an epoch older than the
+// log) is replaced by that snapshot's id.
 func (n *Node) endOffsetForEpoch(epoch int32) (int64, int32) {
 	end, found := n.log.EndOffsetForEpoch(epoch)
-	if end < 0 && found < 0 {
-		if n.log.EndOffset() == n.log.StartOffset() {
-			return n.log.EndOffset(), n.log.LastEpoch()
-		}
-		return end, found
+	if end < 0 {
+		return n.log.EndOffset(), n.log.LastEpoch()
 	}
-	if latest, ok := n.log.LatestSnapshot(); ok && latest.EndOffset == n.log.StartOffset() &&
-		end == latest.EndOffset && found == epoch {
-		return latest.EndOffset, latest.Epoch
+	if earliest, ok := n.log.EarliestSnapshot(); ok && end == earliest.EndOffset && found == epoch {
+		return earliest.EndOffset, earliest.Epoch
 	}
 	return end, found
+}
+
+// latestSnapshot is the newest snapshot the leader may serve: never the
+// bootstrap snapshot 0-0, which holds only this node's formatting.
+func (n *Node) latestSnapshot() (SnapshotID, bool) {
+	id, ok := n.log.LatestSnapshot()
+	if !ok || id == (SnapshotID{}) {
+		return SnapshotID{}, false
+	}
+	return id, true
 }
 
 // updateReplica records a valid fetch position (never a diverging one,
@@ -990,7 +999,7 @@ func (n *Node) handleFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSn
 		return resp
 	}
 	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
-	latest, ok := n.log.LatestSnapshot()
+	latest, ok := n.latestSnapshot()
 	if !ok || latest != id {
 		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
 		return resp

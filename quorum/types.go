@@ -58,13 +58,22 @@ type Log interface {
 	// for the newest epoch, (LEO, epoch); otherwise the start offset of the
 	// first epoch above the requested one, paired with the largest epoch at
 	// or below it (or the requested epoch when it is below every epoch held).
-	// (-1, -1) when unknown (the requested epoch is above every epoch held).
+	// (-1, -1) when the cache cannot answer (no epochs held, or the requested
+	// epoch is above every epoch held). The core adds what Apache's
+	// KafkaMetadataLog adds on top (the earliest snapshot, and (LEO, last
+	// epoch) in place of (-1, -1)); an implementation may already do so.
 	EndOffsetForEpoch(epoch int32) (endOffset int64, foundEpoch int32)
 	// Read returns whole RecordBatch v2 batches starting with the batch that
 	// contains offset, at most maxBytes but always at least one batch if any.
 	Read(offset int64, maxBytes int) ([]byte, error)
-	// LatestSnapshot is the newest snapshot other than the bootstrap one.
+	// LatestSnapshot is the newest snapshot other than the bootstrap one
+	// (00000000000000000000-0000000000, local to each node; the core ignores
+	// it should an implementation return it anyway).
 	LatestSnapshot() (SnapshotID, bool)
+	// EarliestSnapshot is the oldest snapshot held, the bootstrap one
+	// included: Apache's earliestSnapshotId, which decides when a fetcher is
+	// sent to a snapshot and which epoch answers below the log start.
+	EarliestSnapshot() (SnapshotID, bool)
 	// ReadSnapshot returns up to maxBytes of snapshot id from byte pos, and
 	// the snapshot's total size.
 	ReadSnapshot(id SnapshotID, pos int64, maxBytes int) (data []byte, size int64, err error)

@@ -199,8 +199,20 @@ func (d *Disk) QuorumLog() quorum.Log { return quorumLog{d.Log} }
 
 type quorumLog struct{ *storage.Log }
 
+// LatestSnapshot leaves out the bootstrap snapshot 0-0: it holds only what
+// this node was formatted with, and Apache never serves it to a fetcher.
 func (l quorumLog) LatestSnapshot() (quorum.SnapshotID, bool) {
 	id, ok := l.Log.LatestSnapshot()
+	if !ok || id == storage.BootstrapSnapshotID {
+		return quorum.SnapshotID{}, false
+	}
+	return quorum.SnapshotID{EndOffset: id.EndOffset, Epoch: id.Epoch}, true
+}
+
+// EarliestSnapshot includes the bootstrap snapshot, as Apache's
+// earliestSnapshotId does.
+func (l quorumLog) EarliestSnapshot() (quorum.SnapshotID, bool) {
+	id, ok := l.Log.EarliestSnapshot()
 	return quorum.SnapshotID{EndOffset: id.EndOffset, Epoch: id.Epoch}, ok
 }
 

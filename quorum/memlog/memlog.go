@@ -194,6 +194,9 @@ func (l *Log) LatestSnapshot() (quorum.SnapshotID, bool) {
 	return l.snap.id, true
 }
 
+// EarliestSnapshot is the only snapshot memlog keeps: the latest.
+func (l *Log) EarliestSnapshot() (quorum.SnapshotID, bool) { return l.LatestSnapshot() }
+
 func (l *Log) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) ([]byte, int64, error) {
 	if l.snap == nil || l.snap.id != id {
 		return nil, 0, errors.New("memlog: no such snapshot")
