@@ -67,15 +67,9 @@ func (c *Controller) MarkApplied(offset int64) {
 	}
 }
 
-// LoadSnapshot replaces the image with the one in a snapshot whose last
-// contained offset is lastOffset.
-func (c *Controller) LoadSnapshot(lastOffset int64, records []metadata.Record) error {
-	im := metadata.NewImage()
-	for i, rec := range records {
-		if err := im.Apply(rec); err != nil {
-			return fmt.Errorf("controller: snapshot record %d: %w", i, err)
-		}
-	}
+// LoadSnapshot replaces the image with a snapshot's, whose last contained
+// offset is lastOffset.
+func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset
@@ -85,7 +79,6 @@ func (c *Controller) LoadSnapshot(lastOffset int64, records []metadata.Record) e
 	for id := range im.Brokers {
 		c.registerOffsets[id] = lastOffset
 	}
-	return nil
 }
 
 // Applied is the offset of the last replayed record, or -1.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -167,22 +168,18 @@ func (d *Disk) WriteHardState(hs quorum.HardState, voters []int32) error {
 	return storage.WriteQuorumState(d.fs, d.statePath, qs)
 }
 
-// ReadSnapshotFile reads and decodes a whole snapshot.
-func (d *Disk) ReadSnapshotFile(id storage.SnapshotID) (metadata.SnapshotFile, error) {
+// LoadSnapshot streams snapshot id from disk into a new image.
+func (d *Disk) LoadSnapshot(id storage.SnapshotID) (*metadata.Image, metadata.SnapshotInfo, error) {
 	r, err := d.Log.OpenSnapshot(id)
 	if err != nil {
-		return metadata.SnapshotFile{}, err
+		return nil, metadata.SnapshotInfo{}, err
 	}
 	defer r.Close()
-	raw, err := r.ReadAt(0, int(r.Size()))
+	im, info, err := metadata.LoadSnapshot(bufio.NewReaderSize(&snapshotSource{r: r}, 1<<20))
 	if err != nil {
-		return metadata.SnapshotFile{}, err
+		return nil, info, fmt.Errorf("snapshot %s: %w", id, err)
 	}
-	f, err := metadata.DecodeSnapshotFile(raw)
-	if err != nil {
-		return f, fmt.Errorf("snapshot %s: %w", id, err)
-	}
-	return f, nil
+	return im, info, nil
 }
 
 // Close flushes and closes the log and releases the directory lock.

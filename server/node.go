@@ -162,11 +162,12 @@ func (n *Node) replayDisk() error {
 	if !ok {
 		return nil
 	}
-	f, err := n.disk.ReadSnapshotFile(id)
+	im, _, err := n.disk.LoadSnapshot(id)
 	if err != nil {
 		return err
 	}
-	return n.ctl.LoadSnapshot(id.EndOffset-1, f.Records)
+	n.ctl.LoadSnapshot(id.EndOffset-1, im)
+	return nil
 }
 
 // Controller is the node's metadata controller.
@@ -368,12 +369,13 @@ func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
 	if err := n.disk.Log.ResetTo(id.EndOffset); err != nil {
 		return err
 	}
-	f, err := n.disk.ReadSnapshotFile(id)
+	im, _, err := n.disk.LoadSnapshot(id)
 	if err != nil {
 		return err
 	}
-	n.log.Info().Str("snapshot", id.String()).Int("records", len(f.Records)).Msg("installed snapshot from the leader")
-	return n.ctl.LoadSnapshot(id.EndOffset-1, f.Records)
+	n.log.Info().Str("snapshot", id.String()).Msg("installed snapshot from the leader")
+	n.ctl.LoadSnapshot(id.EndOffset-1, im)
+	return nil
 }
 
 func (n *Node) send(m quorum.Message) {
