@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,7 @@ const (
 //
 // The work is done once whatever b.N is; run it with -benchtime 1x.
 func BenchmarkQuorumCommit(b *testing.B) {
+	loadBefore := loadAverage()
 	floorDir := b.TempDir()
 	fsyncs := measureFsync(b, floorDir, benchFloorSamples, benchFloorBudget)
 	rtts := measureLoopbackRTT(b, benchFloorSamples, benchFloorBudget/2)
@@ -73,6 +75,7 @@ func BenchmarkQuorumCommit(b *testing.B) {
 	b.ReportMetric(ms(manyP99), "commit-64p-p99-ms")
 	b.ReportMetric(many.recordsPerSecond(), "records/s-64p")
 	b.ReportMetric(rate, "records/s-saturated")
+	b.ReportMetric(float64(saturated.cpuPerRecord())/float64(time.Microsecond), "cpu-µs/record-saturated")
 
 	verdict := func(ok bool) string {
 		if ok {
@@ -101,6 +104,10 @@ func BenchmarkQuorumCommit(b *testing.B) {
 		fmt.Sprintf("%d", benchTargetRecordsPerSecond), verdict(rate >= benchTargetRecordsPerSecond))
 	fmt.Fprintf(&out, "  samples: 1 proposer %d, %d proposers %d, saturation %d proposals\n",
 		len(single.latencies), benchManyProposers, len(many.latencies), len(saturated.latencies))
+	fmt.Fprintf(&out, "  process CPU (3 nodes + proposers): 1 proposer %.2f cores busy, %d proposers %.2f, saturation %.2f of %d;\n",
+		single.coresBusy(), benchManyProposers, many.coresBusy(), saturated.coresBusy(), runtime.NumCPU())
+	fmt.Fprintf(&out, "  CPU per committed record at saturation %.1fµs; load average before %s, after %s\n",
+		float64(saturated.cpuPerRecord())/float64(time.Microsecond), loadBefore, loadAverage())
 	fmt.Print(out.String())
 }
 

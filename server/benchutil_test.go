@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,6 +205,10 @@ type proposalRun struct {
 	latencies []time.Duration // one per proposal, commit included
 	records   int
 	elapsed   time.Duration
+	// cpu is the whole process's CPU time (all three nodes and the
+	// proposers) during the run: on a shared machine it tells a slow
+	// run that was starved of CPU from one that did too much work.
+	cpu time.Duration
 }
 
 // proposeUnderLoad has proposers goroutines propose batch copies of rec
@@ -221,6 +226,7 @@ func proposeUnderLoad(tb testing.TB, leader *Node, rec metadata.Record, proposer
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	cpuBefore := processCPU(tb)
 	start := time.Now()
 	deadline := start.Add(duration)
 	for range proposers {
@@ -250,6 +256,7 @@ func proposeUnderLoad(tb testing.TB, leader *Node, rec metadata.Record, proposer
 	}
 	wg.Wait()
 	run.elapsed = time.Since(start)
+	run.cpu = processCPU(tb) - cpuBefore
 	if firstErr != nil {
 		tb.Fatalf("proposal failed: %v", firstErr)
 	}
@@ -258,6 +265,36 @@ func proposeUnderLoad(tb testing.TB, leader *Node, rec metadata.Record, proposer
 }
 
 func (r proposalRun) recordsPerSecond() float64 { return float64(r.records) / r.elapsed.Seconds() }
+
+// cpuPerRecord is the process CPU time spent per committed record.
+func (r proposalRun) cpuPerRecord() time.Duration {
+	return r.cpu / time.Duration(max(1, r.records))
+}
+
+// coresBusy is how many cores the process kept busy on average.
+func (r proposalRun) coresBusy() float64 { return r.cpu.Seconds() / r.elapsed.Seconds() }
+
+// processCPU is the user plus system CPU time this process has used.
+func processCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAverage is the first three fields of /proc/loadavg, or "n/a".
+func loadAverage() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "n/a"
+	}
+	fields := strings.Fields(string(raw))
+	if len(fields) < 3 {
+		return "n/a"
+	}
+	return strings.Join(fields[:3], " ")
+}
 
 // percentile of sorted samples, by nearest rank.
 func percentile(sorted []time.Duration, p float64) time.Duration {
