@@ -1439,7 +1439,13 @@ func (n *Node) tickLeader() {
 		return
 	}
 	n.expireParkedFetches()
-	if n.cfg.IdleRecord != nil && n.now-n.lead.lastAppendMs >= n.cfg.IdleIntervalMs {
+	// No idle record before this epoch's first commit: until then the shell
+	// has not seen the leader's high watermark, so its controller has not
+	// written its activation records (the bootstrap feature levels of an
+	// empty log). An idle record ahead of them would be the first data an
+	// Apache follower commits, and its metadata loader stops the process
+	// when it must publish an image without metadata.version.
+	if n.cfg.IdleRecord != nil && n.lead.hw >= 0 && n.now-n.lead.lastAppendMs >= n.cfg.IdleIntervalMs {
 		if v := n.cfg.IdleRecord(); v != nil {
 			_, _, _ = n.Propose([][]byte{v})
 		}
