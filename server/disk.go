@@ -17,7 +17,6 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
-	"github.com/kraftd/kraftd/storage/batch"
 	"github.com/kraftd/kraftd/storage/uuid"
 )
 
@@ -223,49 +222,6 @@ func (l quorumLog) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) (
 	return data, r.Size(), err
 }
 
-// replayBatches applies the data records of raw at offsets in [from, hw)
-// and returns the last offset it covered.
-func (n *Node) replayBatches(raw []byte, from, hw int64) (int64, error) {
-	last := from - 1
-	_, err := batch.Walk(raw, func(h batch.Header, one []byte) error {
-		if h.BaseOffset >= hw {
-			return errStopWalk
-		}
-		b, err := batch.Decode(one)
-		if err != nil {
-			return err
-		}
-		for _, r := range b.Records {
-			offset := b.BaseOffset + int64(r.OffsetDelta)
-			if offset < from || offset >= hw {
-				continue
-			}
-			last = offset
-			if b.IsControl() {
-				continue
-			}
-			rec, err := metadata.DecodeValue(r.Value)
-			if err != nil {
-				return fmt.Errorf("offset %d: %w", offset, err)
-			}
-			if err := n.ctl.Replay(offset, rec); err != nil {
-				n.log.Warn().Err(err).Msg("skipping a record the image rejects")
-			}
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errStopWalk) {
-		return last, err
-	}
-	n.ctl.MarkApplied(last)
-	if last < from {
-		// Nothing below hw in raw: the caller must not spin.
-		return hw - 1, nil
-	}
-	return last, nil
-}
-
-var errStopWalk = errors.New("stop")
 
 func sortBrokers(b []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterResponseBroker {
 	sort.Slice(b, func(i, j int) bool { return b[i].NodeID < b[j].NodeID })

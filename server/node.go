@@ -15,6 +15,7 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/batch"
 )
 
 // tickInterval is how often the quorum core's clock advances. Every KRaft
@@ -293,23 +294,32 @@ func (n *Node) propose(p *proposal) {
 	n.commitWaits = append(n.commitWaits, commitWait{lastOffset: base + int64(len(values)) - 1, epoch: epoch, done: p.done})
 }
 
-// processReady runs the Ready loop: persist (fsync), then send, then apply,
-// then Advance, until the core has nothing left.
+// processReady runs the Ready loop: persist (fsync), then send, then
+// Advance, until the core has nothing left; only then apply what committed.
+// Applying last keeps replay off the path of the next Fetch or fetch answer,
+// and anything apply proposes (activation records) reaches the core after
+// Advance, never between Ready and Advance.
 func (n *Node) processReady() error {
 	for n.core.HasReady() {
-		rd := n.core.Ready()
-		if err := n.persist(rd); err != nil {
+		for n.core.HasReady() {
+			rd := n.core.Ready()
+			if err := n.persist(rd); err != nil {
+				return err
+			}
+			for _, m := range rd.Messages {
+				n.send(m)
+			}
+			n.core.Advance()
+			if rd.SoftState != n.soft {
+				n.onSoftState(rd.SoftState)
+			}
+			n.hw = max(n.hw, rd.HighWatermark)
+			st := n.core.Status()
+			n.status.Store(&st)
+		}
+		if err := n.applyCommitted(); err != nil {
 			return err
 		}
-		for _, m := range rd.Messages {
-			n.send(m)
-		}
-		if err := n.apply(rd); err != nil {
-			return err
-		}
-		n.core.Advance()
-		st := n.core.Status()
-		n.status.Store(&st)
 	}
 	return nil
 }
@@ -389,14 +399,11 @@ func (n *Node) send(m quorum.Message) {
 	n.peers.Send(m.To, m.ReqID, m.Request)
 }
 
-// apply replays newly committed records into the image, answers proposals
-// that committed, and acts on leadership changes.
-func (n *Node) apply(rd quorum.Ready) error {
-	if rd.SoftState != n.soft {
-		n.onSoftState(rd.SoftState)
-	}
-	if rd.HighWatermark > n.hw {
-		n.hw = rd.HighWatermark
+// applyCommitted replays newly committed records into the image, answers
+// proposals that committed, and lets a new leader write its activation
+// records.
+func (n *Node) applyCommitted() error {
+	if n.hw > n.ctl.Applied()+1 {
 		if err := n.replayTo(n.hw); err != nil {
 			return err
 		}
@@ -423,25 +430,18 @@ func (n *Node) onSoftState(s quorum.SoftState) {
 
 // replayTo applies every record below hw that the image has not seen.
 func (n *Node) replayTo(hw int64) error {
-	next := n.ctl.Applied() + 1
-	if start := n.disk.Log.StartOffset(); next < start {
-		next = start
-	}
-	for next < hw {
-		raw, err := n.disk.Log.Read(next, 1<<20)
-		if err != nil {
-			return err
+	from := max(n.ctl.Applied()+1, n.disk.Log.StartOffset())
+	end, err := forEachLogRecord(n.disk.Log, from, hw, func(offset int64, rec metadata.Record, _ batch.Record) error {
+		if rec == nil {
+			return nil // control records shape the quorum, not the image
 		}
-		if len(raw) == 0 {
-			return nil
+		if err := n.ctl.Replay(offset, rec); err != nil {
+			n.log.Warn().Err(err).Msg("skipping a record the image rejects")
 		}
-		last, err := n.replayBatches(raw, next, hw)
-		if err != nil {
-			return err
-		}
-		next = last + 1
-	}
-	return nil
+		return nil
+	})
+	n.ctl.MarkApplied(end - 1)
+	return err
 }
 
 // ErrNotController is returned to proposals when this node is, or stops

@@ -289,46 +289,19 @@ func rebuildImage(log *storage.Log, end int64) (*metadata.Image, quorumState, er
 	} else if next > 0 {
 		return nil, state, fmt.Errorf("the log starts at %d and no snapshot covers what is before it", next)
 	}
-	for next < end {
-		raw, err := log.Read(next, 1<<20)
-		if err != nil {
-			return nil, state, err
+	reached, err := forEachLogRecord(log, next, end, func(_ int64, rec metadata.Record, raw batch.Record) error {
+		if rec == nil {
+			state.apply(raw)
+		} else {
+			im.Apply(rec) // a rejected record leaves the image as it was
 		}
-		if len(raw) == 0 {
-			return nil, state, fmt.Errorf("the log ends at %d, before %d", next, end)
-		}
-		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
-			if h.BaseOffset >= end {
-				return errStopWalk
-			}
-			b, err := batch.Decode(one)
-			if err != nil {
-				return err
-			}
-			for _, r := range b.Records {
-				offset := b.BaseOffset + int64(r.OffsetDelta)
-				if offset < next || offset >= end {
-					continue
-				}
-				if b.IsControl() {
-					state.apply(r)
-					continue
-				}
-				rec, err := metadata.DecodeValue(r.Value)
-				if err != nil {
-					return fmt.Errorf("offset %d: %w", offset, err)
-				}
-				im.Apply(rec) // a rejected record leaves the image as it was
-			}
-			next = h.NextOffset()
-			return nil
-		})
-		if err != nil && !errors.Is(err, errStopWalk) {
-			return nil, state, err
-		}
-		if errors.Is(err, errStopWalk) {
-			break
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, state, err
+	}
+	if reached < end {
+		return nil, state, fmt.Errorf("the log ends at %d, before %d", reached, end)
 	}
 	if im.InTransaction() {
 		// Apache only snapshots outside a transaction; the records of an

@@ -130,7 +130,7 @@ func escapeProperty(s string, isKey bool) string {
 // (comments, any key order, ':' or '=' or blanks as separator, escapes, line
 // continuations) and builds MetaProperties as Apache does.
 func ParseMetaProperties(data []byte) (MetaProperties, error) {
-	props := parseJavaProperties(string(data))
+	props := ParseJavaProperties(string(data))
 	m := MetaProperties{NodeID: -1}
 	vs, ok := props[metaVersionKey]
 	if !ok {
@@ -161,8 +161,10 @@ func ParseMetaProperties(data []byte) (MetaProperties, error) {
 	return m, m.Validate()
 }
 
-// parseJavaProperties implements the line syntax of Properties.load.
-func parseJavaProperties(s string) map[string]string {
+// ParseJavaProperties reads the text of a Java .properties file with the
+// rules of java.util.Properties.load: `key=value`, `key: value` or `key value`,
+// `#` and `!` comments, backslash continuations and escapes. Later keys win.
+func ParseJavaProperties(s string) map[string]string {
 	out := map[string]string{}
 	lines := strings.Split(strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n"), "\n")
 	for i := 0; i < len(lines); i++ {

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/batch"
+)
+
+// errStopWalk ends a batch.Walk early without an error.
+var errStopWalk = errors.New("stop")
+
+// logRecordFunc sees one record of the log: a decoded metadata record, or a
+// control record (rec nil, raw holding its key and value).
+type logRecordFunc func(offset int64, rec metadata.Record, raw batch.Record) error
+
+// forEachLogRecord calls fn for every record of log at offsets in [from,
+// to), in order, and returns the offset after the last one it reached. It
+// stops early, without error, where the log ends before to.
+func forEachLogRecord(log *storage.Log, from, to int64, fn logRecordFunc) (int64, error) {
+	next := from
+	for next < to {
+		raw, err := log.Read(next, 1<<20)
+		if err != nil {
+			return next, err
+		}
+		before := next
+		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
+			if h.BaseOffset >= to {
+				return errStopWalk
+			}
+			b, err := batch.Decode(one)
+			if err != nil {
+				return err
+			}
+			for _, r := range b.Records {
+				offset := b.BaseOffset + int64(r.OffsetDelta)
+				if offset < next || offset >= to {
+					continue
+				}
+				var rec metadata.Record
+				if !b.IsControl() {
+					if rec, err = metadata.DecodeValue(r.Value); err != nil {
+						return fmt.Errorf("offset %d: %w", offset, err)
+					}
+				}
+				if err := fn(offset, rec, r); err != nil {
+					return err
+				}
+			}
+			next = min(h.NextOffset(), to)
+			return nil
+		})
+		if err != nil && !errors.Is(err, errStopWalk) {
+			return next, err
+		}
+		if errors.Is(err, errStopWalk) || next == before {
+			break
+		}
+	}
+	return next, nil
+}
