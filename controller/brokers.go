@@ -166,6 +166,7 @@ func checkFeatureSupported(finalized map[string]int16, name string, lo, hi int16
 func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	var next brokerState
+	written := 0
 	first, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
 		b, ok := im.Brokers[req.BrokerID]
 		if !ok {
@@ -199,15 +200,25 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 		}
 		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.settings.Now())
 		resp.IsCaughtUp = req.CurrentMetadataOffset >= registerOffset
+		written = len(recs)
 		return recs, nil, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if next == stateControlledShutdown && first >= 0 {
+	if next == stateControlledShutdown {
+		// Every active broker must reach the end of what this heartbeat
+		// wrote (the leader moves) before this one may stop; when it wrote
+		// nothing (a new controller meeting a broker already shutting
+		// down), the end of the committed log (Apache's
+		// processBatchEndOffset).
+		end := c.Applied()
+		if first >= 0 {
+			end = first + int64(written) - 1
+		}
 		c.op.Lock()
 		if c.sessions != nil {
-			c.sessions.setShutdownOffset(req.BrokerID, first)
+			c.sessions.setShutdownOffset(req.BrokerID, end)
 		}
 		c.op.Unlock()
 	}
