@@ -145,7 +145,7 @@ func TestLeaderValidatesFetchPositionLikeKafkaMetadataLog(t *testing.T) {
 func singleVoterLeader(t *testing.T, log quorum.Log) (*quorum.Node, int32) {
 	t.Helper()
 	n, err := quorum.New(quorum.Config{
-		NodeID: 1, ClusterID: "c", Voters: map[int32][]quorum.Endpoint{1: {{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093}}},
+		NodeID: 1, DirectoryID: [16]byte{1}, ClusterID: "c", Voters: map[int32][]quorum.Endpoint{1: {{Name: "CONTROLLER", Host: "127.0.0.1", Port: 9093}}},
 		Rand: rand.New(rand.NewPCG(1, 2)), HardState: quorum.HardState{LeaderID: -1, VotedID: -1}, Log: log,
 	})
 	if err != nil {

@@ -1051,6 +1051,13 @@ func (n *Node) handleDescribeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.Descr
 				rs.ReplicaDirectoryID = n.cfg.DirectoryID
 				rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = n.now, n.now
 			}
+			if r.voter && n.cfg.KRaftVersion == 0 {
+				// Apache reports a voter by its key in the voter set, and a
+				// static set (controller.quorum.voters) has no directory
+				// ids: so the column is zero for every voter, the leader
+				// included, whatever directory the voter fetches from.
+				rs.ReplicaDirectoryID = [16]byte{}
+			}
 			if r.voter {
 				p.CurrentVoters = append(p.CurrentVoters, rs)
 			} else if n.now-r.lastFetchMs < observerExpiryMs {
