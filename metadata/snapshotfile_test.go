@@ -57,3 +57,21 @@ func maskTimes(t *testing.T, b []byte) []byte {
 	}
 	return b
 }
+
+// FuzzDecodeSnapshotFile covers the snapshot and bootstrap file readers:
+// both the whole-file decoder and the streaming one.
+func FuzzDecodeSnapshotFile(f *testing.F) {
+	for _, name := range []string{"bootstrap.checkpoint", "__cluster_metadata-0/00000000000000000000-0000000000.checkpoint"} {
+		if raw, err := os.ReadFile(filepath.Join("../compat/testdata/apache-4.1.2", name)); err == nil {
+			f.Add(raw)
+		}
+	}
+	f.Add(EncodeSnapshotFile(SnapshotFile{Records: []Record{&FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27}}}, 1))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		whole, errWhole := DecodeSnapshotFile(b)
+		_, _, errStream := LoadSnapshot(bytes.NewReader(b))
+		if errWhole == nil && errStream == nil && whole.Records == nil && len(b) > 1<<20 {
+			t.Fatal("a large file decoded to nothing")
+		}
+	})
+}

@@ -108,3 +108,18 @@ func FuzzReadMetaProperties(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseSmallFiles covers the text files of a log directory and the
+// properties reader used for server.properties.
+func FuzzParseSmallFiles(f *testing.F) {
+	f.Add([]byte("0\n1\n0 0\n"))
+	f.Add([]byte("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ"))
+	f.Add([]byte("#c\nnode.id=1\\\n  2\nkey\\=x: y\\u0041\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseLeaderEpochCheckpoint(b)
+		_, _ = ParsePartitionMetadata(b)
+		_ = ParseJavaProperties(string(b))
+		DecodeOffsetIndex(0, b)
+		DecodeTimeIndex(0, b)
+	})
+}
