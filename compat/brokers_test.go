@@ -5,20 +5,29 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
-	"time"
 )
 
 // brokerIDs are the Apache brokers' node ids, apart from the controllers'.
 var brokerIDs = []int{101, 102, 103}
 
-// Three stock Apache brokers on a three-node kraftd quorum: they register,
-// are unfenced and serve; kafka-metadata-quorum lists them as observers;
-// kafka-topics creates, describes, grows and deletes a topic through a
-// broker (CreateTopics and friends reach kraftd in Envelopes);
-// kafka-configs alters and describes a topic config; SIGKILL of a broker
-// fences it once its session runs out and moves its leaderships away;
-// kafka-features describes and upgrades through the controller.
+// trafficTopic is written and read by franz-go throughout the failure
+// checks: three partitions of three replicas, min.insync.replicas=2.
+const trafficTopic = "traffic"
+
+// Three stock Apache brokers on a three-node kraftd quorum, one cluster for
+// every check in turn:
+//   - the brokers register, are unfenced and fetch the log as observers;
+//   - kafka-topics and kafka-configs work through a broker (Envelope);
+//   - a franz-go producer (acks=all) and consumer run across all of:
+//   - SIGKILL of a broker: new leaders, shrunk ISRs, and after a restart
+//     the broker is unfenced and the ISRs grow back (AlterPartition);
+//   - SIGKILL of the active kraftd: a new one leads and no broker is fenced;
+//   - SIGTERM of a broker: controlled shutdown moves its leaderships away
+//     before it stops (seen in Metadata and in the controller's log);
+//   - and nothing acknowledged is lost;
+//   - kafka-features describes and upgrades through the controller.
 func TestApacheBrokersOnKraftd(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
@@ -32,171 +41,393 @@ func TestApacheBrokersOnKraftd(t *testing.T) {
 		}
 		leader := WaitLeader(t, addrsOf(ctls), nil)
 		at(fmt.Sprintf("kraftd leader %d", leader.LeaderID))
-
-		var brokers []*ApacheBroker
-		for _, id := range brokerIDs {
-			b := NewApacheBroker(t, v, id, strings.Join(voters, ","), nil)
-			b.Format(t, clusterID)
-			brokers = append(brokers, b)
-		}
-		at("brokers formatted")
-		for _, b := range brokers {
-			b.Start(t)
-		}
-		want := []int32{101, 102, 103}
-		Eventually(t, ReadyTimeout, "three unfenced brokers", brokers[0].Proc, func() error {
-			m, err := Metadata(brokers[0].Addr())
-			if err != nil {
-				return err
-			}
-			if !slices.Equal(m.Brokers, want) {
-				return fmt.Errorf("brokers %v, want %v", m.Brokers, want)
-			}
-			return nil
-		})
+		brokers := StartBrokers(t, v, strings.Join(voters, ","), clusterID, brokerIDs, nil)
 		at("brokers running")
 
-		// The brokers fetch the metadata log as observers.
-		var controllerAddrs []string
-		for _, n := range ctls {
-			controllerAddrs = append(controllerAddrs, n.Addr())
-		}
-		WaitLeader(t, controllerAddrs, func(s *QuorumStatus) error {
-			got := slices.Sorted(slices.Values(s.Observers))
-			if !slices.Equal(got, want) {
-				return fmt.Errorf("observers %v, want %v", got, want)
-			}
-			return nil
-		})
-		out, err := MetadataQuorum(t, v, "--bootstrap-controller", strings.Join(controllerAddrs, ","), "describe", "--replication")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("kafka-metadata-quorum describe --replication:\n%s", out)
-		for _, id := range brokerIDs {
-			if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s.*Observer`, id)).MatchString(out) {
-				t.Errorf("broker %d is not listed as an observer", id)
-			}
-		}
+		checkObservers(t, v, ctls, brokers)
 		at("observers listed")
+		checkTopicTools(t, v, brokers)
+		at("kafka-topics and kafka-configs")
 
-		bootstrap := brokers[0].Addr()
-		topics := func(args ...string) string {
-			t.Helper()
-			out, err := toolOutput(t, v, MainTopics, append([]string{"--bootstrap-server", bootstrap}, args...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return out
-		}
-		out = topics("--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3")
-		if !strings.Contains(out, "Created topic orders") {
-			t.Errorf("kafka-topics --create printed %q", out)
-		}
-		out = topics("--describe", "--topic", "orders")
-		t.Logf("kafka-topics --describe:\n%s", out)
-		if !strings.Contains(out, "PartitionCount: 3") || !strings.Contains(out, "ReplicationFactor: 3") {
-			t.Errorf("describe does not show 3 partitions of 3 replicas")
-		}
-		topics("--alter", "--topic", "orders", "--partitions", "6")
-		Eventually(t, ReadyTimeout, "six partitions", nil, func() error {
-			m, err := Metadata(bootstrap, "orders")
-			if err != nil {
-				return err
-			}
-			if n := len(m.Leaders["orders"]); n != 6 {
-				return fmt.Errorf("%d partitions", n)
-			}
-			return nil
-		})
-		at("topic created and grown")
+		createTrafficTopic(t, v, brokers)
+		traffic := StartTraffic(t, brokers.Addrs(), trafficTopic, 3)
+		traffic.WaitProgress("start", traffic.Mark(), 100)
+		at("producer and consumer running")
 
-		configs := func(args ...string) string {
-			t.Helper()
-			out, err := toolOutput(t, v, ConfigCommandClass(v), append([]string{"--bootstrap-server", bootstrap, "--entity-type", "topics", "--entity-name", "orders"}, args...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return out
-		}
-		configs("--alter", "--add-config", "retention.ms=3600000")
-		Eventually(t, ReadyTimeout, "retention.ms visible", nil, func() error {
-			if out := configs("--describe"); !strings.Contains(out, "retention.ms=3600000") {
-				return fmt.Errorf("kafka-configs --describe: %q", out)
-			}
-			return nil
-		})
-		at("topic config altered")
+		t.Run("BrokerSIGKILL", func(t *testing.T) { checkBrokerKill(t, brokers, traffic) })
+		at("broker SIGKILL and restart")
+		var failoverAt int64 // committed offset when the active controller was killed
+		t.Run("ControllerSIGKILL", func(t *testing.T) { failoverAt = checkControllerKill(t, ctls, brokers, traffic) })
+		at("controller SIGKILL")
+		t.Run("ControlledShutdown", func(t *testing.T) { checkControlledShutdown(t, ctls, brokers, traffic, failoverAt) })
+		at("controlled shutdown and restart")
 
-		// SIGKILL a broker that leads a partition: once its session times
-		// out it is fenced and its leaderships move to the others.
-		m, err := Metadata(bootstrap, "orders")
-		if err != nil {
-			t.Fatal(err)
-		}
-		victim := brokers[2]
-		victimID := int32(victim.NodeID)
-		if !slices.Contains(slices.Collect(mapsValues(m.Leaders["orders"])), victimID) {
-			t.Fatalf("broker %d leads nothing of %v", victimID, m.Leaders["orders"])
-		}
-		victim.Proc.Kill()
-		killed := time.Now()
-		Eventually(t, ReadyTimeout, "killed broker fenced and leaderships moved", nil, func() error {
-			m, err := Metadata(bootstrap, "orders")
-			if err != nil {
-				return err
-			}
-			if slices.Contains(m.Brokers, victimID) {
-				return fmt.Errorf("broker %d still listed: %v", victimID, m.Brokers)
-			}
-			for p, l := range m.Leaders["orders"] {
-				if l == victimID || l < 0 {
-					return fmt.Errorf("partition %d led by %d", p, l)
-				}
-			}
-			return nil
-		})
-		at(fmt.Sprintf("broker fenced %v after SIGKILL", time.Since(killed).Round(time.Second)))
+		n := traffic.StopAndVerify()
+		at(fmt.Sprintf("%d acknowledged records all read back", n))
 
-		topics("--delete", "--topic", "orders")
-		Eventually(t, ReadyTimeout, "topic deleted", nil, func() error {
-			if out := topics("--list"); strings.Contains(out, "orders") {
-				return fmt.Errorf("still listed: %q", out)
-			}
-			return nil
-		})
-		at("topic deleted")
-
-		features, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "describe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("kafka-features describe:\n%s", features)
-		if !strings.Contains(features, "Feature: metadata.version") {
-			t.Errorf("kafka-features describe lacks metadata.version")
-		}
-		// UpdateFeatures straight to the controller: every registered broker
-		// and controller must support the new level.
-		if out, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "upgrade", "--feature", "share.version=1"); err != nil {
-			t.Fatalf("kafka-features upgrade: %v\n%s", err, out)
-		}
-		features, err = Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "describe")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !regexp.MustCompile(`Feature: share.version\s+SupportedMinVersion: \d+\s+SupportedMaxVersion: \d+\s+FinalizedVersionLevel: 1\b`).MatchString(features) {
-			t.Errorf("share.version not at level 1 after upgrade:\n%s", features)
-		}
+		checkFeatures(t, v, ctls)
 	})
 }
 
-func mapsValues[K comparable, V any](m map[K]V) func(func(V) bool) {
-	return func(yield func(V) bool) {
-		for _, v := range m {
-			if !yield(v) {
-				return
+// checkObservers: the brokers fetch the metadata log as observers, and
+// kafka-metadata-quorum lists them.
+func checkObservers(t *testing.T, v string, ctls []*kraftdNode, brokers *BrokerSet) {
+	t.Helper()
+	want := brokers.IDs()
+	WaitLeader(t, addrsOf(ctls), func(s *QuorumStatus) error {
+		got := slices.Sorted(slices.Values(s.Observers))
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("observers %v, want %v", got, want)
+		}
+		return nil
+	})
+	out, err := MetadataQuorum(t, v, "--bootstrap-controller", strings.Join(addrsOf(ctls), ","), "describe", "--replication")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kafka-metadata-quorum describe --replication:\n%s", out)
+	for _, id := range want {
+		if !regexp.MustCompile(fmt.Sprintf(`(?m)^%d\s.*Observer`, id)).MatchString(out) {
+			t.Errorf("broker %d is not listed as an observer", id)
+		}
+	}
+}
+
+// topicsTool runs kafka-topics through the first broker.
+func topicsTool(t *testing.T, v string, brokers *BrokerSet, args ...string) string {
+	t.Helper()
+	out, err := toolOutput(t, v, MainTopics, append([]string{"--bootstrap-server", brokers.Addrs()[0]}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// checkTopicTools: kafka-topics creates, describes, grows and deletes a
+// topic and kafka-configs alters one; the brokers forward to kraftd.
+func checkTopicTools(t *testing.T, v string, brokers *BrokerSet) {
+	t.Helper()
+	out := topicsTool(t, v, brokers, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "3")
+	if !strings.Contains(out, "Created topic orders") {
+		t.Errorf("kafka-topics --create printed %q", out)
+	}
+	out = topicsTool(t, v, brokers, "--describe", "--topic", "orders")
+	t.Logf("kafka-topics --describe:\n%s", out)
+	if !strings.Contains(out, "PartitionCount: 3") || !strings.Contains(out, "ReplicationFactor: 3") {
+		t.Errorf("describe does not show 3 partitions of 3 replicas")
+	}
+	topicsTool(t, v, brokers, "--alter", "--topic", "orders", "--partitions", "6")
+	Eventually(t, ReadyTimeout, "six partitions", nil, func() error {
+		m, err := brokers.Metadata("orders")
+		if err != nil {
+			return err
+		}
+		if n := len(m.Leaders["orders"]); n != 6 {
+			return fmt.Errorf("%d partitions", n)
+		}
+		return nil
+	})
+
+	configs := func(args ...string) string {
+		t.Helper()
+		out, err := toolOutput(t, v, ConfigCommandClass(v), append([]string{"--bootstrap-server", brokers.Addrs()[0], "--entity-type", "topics", "--entity-name", "orders"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	configs("--alter", "--add-config", "retention.ms=3600000")
+	Eventually(t, ReadyTimeout, "retention.ms visible", nil, func() error {
+		if out := configs("--describe"); !strings.Contains(out, "retention.ms=3600000") {
+			return fmt.Errorf("kafka-configs --describe: %q", out)
+		}
+		return nil
+	})
+
+	topicsTool(t, v, brokers, "--delete", "--topic", "orders")
+	Eventually(t, ReadyTimeout, "topic deleted", nil, func() error {
+		if out := topicsTool(t, v, brokers, "--list"); strings.Contains(out, "orders") {
+			return fmt.Errorf("still listed: %q", out)
+		}
+		return nil
+	})
+}
+
+// createTrafficTopic creates the producer's topic and waits until every
+// partition has a leader and a full ISR.
+func createTrafficTopic(t *testing.T, v string, brokers *BrokerSet) {
+	t.Helper()
+	topicsTool(t, v, brokers, "--create", "--topic", trafficTopic, "--partitions", "3", "--replication-factor", "3",
+		"--config", "min.insync.replicas=2")
+	brokers.WaitPartitions(t, "traffic topic ready", trafficTopic, fullIsr(brokers.IDs()))
+}
+
+// fullIsr checks that a partition has a leader and every broker in its ISR.
+func fullIsr(all []int32) func(p, leader int32, isr []int32) error {
+	return func(p, leader int32, isr []int32) error {
+		if leader < 0 {
+			return fmt.Errorf("no leader")
+		}
+		if !slices.Equal(isr, all) {
+			return fmt.Errorf("ISR is not %v", all)
+		}
+		return nil
+	}
+}
+
+// leaderOf returns the leader of a topic's partition.
+func leaderOf(t *testing.T, brokers *BrokerSet, topic string, p int32) int32 {
+	t.Helper()
+	m, err := brokers.Metadata(topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := m.Leaders[topic][p]
+	if !ok || l < 0 {
+		t.Fatalf("%s partition %d has no leader: %v", topic, p, m.Leaders[topic])
+	}
+	return l
+}
+
+// checkBrokerKill: SIGKILL of a partition leader. Once its session expires
+// the controller fences it, elects new leaders and shrinks the ISRs; the
+// clients carry on. Restarted, it registers anew, is unfenced, and the
+// leaders add it back to their ISRs once it has caught up (AlterPartition).
+func checkBrokerKill(t *testing.T, brokers *BrokerSet, traffic *Traffic) {
+	victimID := leaderOf(t, brokers, trafficTopic, 0)
+	victim := brokers.Broker(victimID)
+	var others []int32
+	for _, id := range brokers.IDs() {
+		if id != victimID {
+			others = append(others, id)
+		}
+	}
+	mark := traffic.Mark()
+	victim.Proc.Kill()
+	brokers.WaitPartitions(t, "new leaders and shrunk ISRs after SIGKILL", trafficTopic, func(p, leader int32, isr []int32) error {
+		if leader < 0 || leader == victimID {
+			return fmt.Errorf("not led by a live broker")
+		}
+		if slices.Contains(isr, victimID) {
+			return fmt.Errorf("killed broker %d still in the ISR", victimID)
+		}
+		if !slices.Contains(isr, leader) {
+			return fmt.Errorf("leader not in the ISR")
+		}
+		return nil
+	})
+	brokers.WaitUnfenced(t, others...)
+	traffic.WaitProgress("after a broker SIGKILL", mark, 100)
+
+	mark = traffic.Mark()
+	victim.Start(t)
+	brokers.WaitUnfenced(t, brokers.IDs()...)
+	brokers.WaitPartitions(t, "ISRs grown back after restart", trafficTopic, fullIsr(brokers.IDs()))
+	traffic.WaitProgress("after the broker's restart", mark, 100)
+}
+
+// checkControllerKill: SIGKILL of the active kraftd. Another kraftd takes
+// over; the brokers' observers follow it and the clients carry on. That no
+// broker was fenced for want of heartbeats is checked at the end of
+// checkControlledShutdown, which needs heartbeats to reach the new leader.
+// It returns the committed offset at the time of the kill.
+func checkControllerKill(t *testing.T, ctls []*kraftdNode, brokers *BrokerSet, traffic *Traffic) int64 {
+	before := WaitLeader(t, addrsOf(ctls), nil)
+	old := nodeByID(ctls, before.LeaderID)
+	var rest []*kraftdNode
+	for _, n := range ctls {
+		if n != old {
+			rest = append(rest, n)
+		}
+	}
+	mark := traffic.Mark()
+	old.Proc.Kill()
+	after := WaitLeader(t, addrsOf(rest), func(s *QuorumStatus) error {
+		if s.LeaderID == old.ID {
+			return fmt.Errorf("still led by the killed node %d", old.ID)
+		}
+		if got := slices.Sorted(slices.Values(s.Observers)); !slices.Equal(got, brokers.IDs()) {
+			return fmt.Errorf("observers of the new leader %v, want %v", got, brokers.IDs())
+		}
+		return nil
+	})
+	t.Logf("kraftd %d took over from %d at epoch %d", after.LeaderID, old.ID, after.LeaderEpoch)
+	traffic.WaitProgress("after the active controller's SIGKILL", mark, 100)
+	brokers.WaitUnfenced(t, brokers.IDs()...)
+
+	// Restarted, the old leader rejoins as a follower and catches up.
+	old.Proc.Start()
+	WaitLeader(t, addrsOf(ctls), voterCaughtUp(old.ID, after.HighWatermark))
+	return before.HighWatermark
+}
+
+// checkControlledShutdown: SIGTERM of a broker that leads partitions. The
+// broker asks to shut down in its heartbeats; the controller marks it in
+// controlled shutdown, moves its leaderships away and only then lets it go,
+// once every other broker has seen the moves. So when it has exited, the
+// others' metadata shows it leading nothing, and the controller's log holds
+// InControlledShutdown, then the leader moves, then its fencing. Restarted
+// (a clean shutdown, so it keeps its ELR standing), it rejoins. No other
+// broker may have been fenced since failoverAt.
+func checkControlledShutdown(t *testing.T, ctls []*kraftdNode, brokers *BrokerSet, traffic *Traffic, failoverAt int64) {
+	victimID := leaderOf(t, brokers, trafficTopic, 1)
+	victim := brokers.Broker(victimID)
+	mark := traffic.Mark()
+	if err := victim.Proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Apache's JVM exits with 143 after its shutdown hooks ran on SIGTERM.
+	if err := victim.Proc.Wait(ReadyTimeout); err != nil && !strings.Contains(err.Error(), "exit status 143") {
+		t.Fatalf("broker %d after SIGTERM: %v", victimID, err)
+	}
+	m, err := brokers.Metadata(trafficTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, l := range m.Leaders[trafficTopic] {
+		if l == victimID || slices.Contains(m.Isrs[trafficTopic][p], victimID) {
+			t.Errorf("partition %d still has broker %d as leader or in its ISR after its controlled shutdown: leader %d, ISR %v",
+				p, victimID, l, m.Isrs[trafficTopic][p])
+		}
+	}
+
+	leader := nodeByID(ctls, WaitLeader(t, addrsOf(ctls), nil).LeaderID)
+	var recs []LoggedRecord
+	Eventually(t, ReadyTimeout, "the shutdown in the controller's log", nil, func() error {
+		recs = DumpMetadataLog(t, leader.Dir)
+		summary, err := controlledShutdownInLog(recs, victimID)
+		if err == nil {
+			t.Log(summary)
+		}
+		return err
+	})
+	// The only fencing since the controller's SIGKILL is this broker's own,
+	// at the end of its controlled shutdown: the brokers heartbeat the new
+	// controller.
+	for _, r := range recs {
+		if r.Offset >= failoverAt && isFencing(r) && int32(r.Int("brokerId")) != victimID {
+			t.Errorf("broker %d was fenced at offset %d, after the controller failover at %d", r.Int("brokerId"), r.Offset, failoverAt)
+		}
+	}
+	traffic.WaitProgress("after a controlled shutdown", mark, 100)
+
+	mark = traffic.Mark()
+	victim.Start(t)
+	brokers.WaitUnfenced(t, brokers.IDs()...)
+	brokers.WaitPartitions(t, "ISRs grown back after restart", trafficTopic, fullIsr(brokers.IDs()))
+	traffic.WaitProgress("after the broker's restart", mark, 100)
+}
+
+// voterCaughtUp accepts a leader's view in which voter id has replicated
+// the log up to offset.
+func voterCaughtUp(id int32, offset int64) func(*QuorumStatus) error {
+	return func(s *QuorumStatus) error {
+		for _, v := range s.Resp.Topics[0].Partitions[0].CurrentVoters {
+			if v.ReplicaID == id {
+				if v.LogEndOffset < offset {
+					return fmt.Errorf("voter %d at %d, want %d", id, v.LogEndOffset, offset)
+				}
+				return nil
 			}
 		}
+		return fmt.Errorf("voter %d not listed", id)
+	}
+}
+
+func isFencing(r LoggedRecord) bool {
+	return r.Type == "FenceBrokerRecord" || (r.Type == "BrokerRegistrationChangeRecord" && r.Int("fenced") == 1)
+}
+
+// controlledShutdownInLog checks the controller's records for the latest
+// registration of broker id: it was marked InControlledShutdown while it
+// led partitions, every one of them got another leader, and only then was
+// it fenced. It sums up what it found.
+func controlledShutdownInLog(recs []LoggedRecord, id int32) (string, error) {
+	type tp struct {
+		topic string
+		p     int64
+	}
+	leaders := map[tp]int64{}
+	registered, shutdownAt, fencedAt := int64(-1), int64(-1), int64(-1)
+	var ledAtShutdown []tp
+	lastMove := int64(-1)
+	for _, r := range recs {
+		if shutdownAt >= 0 && fencedAt < 0 && r.Type == "PartitionChangeRecord" && r.Int("leader") != -2 {
+			lastMove = r.Offset
+		}
+		switch r.Type {
+		case "PartitionRecord", "PartitionChangeRecord":
+			if l := r.Int("leader"); r.Type == "PartitionRecord" || l != -2 {
+				leaders[tp{r.String("topicId"), r.Int("partitionId")}] = l
+			}
+		case "RemoveTopicRecord":
+			for k := range leaders {
+				if k.topic == r.String("topicId") {
+					delete(leaders, k)
+				}
+			}
+		case "RegisterBrokerRecord":
+			if int32(r.Int("brokerId")) == id {
+				registered, shutdownAt, fencedAt, ledAtShutdown = r.Offset, -1, -1, nil
+			}
+		case "BrokerRegistrationChangeRecord":
+			if int32(r.Int("brokerId")) != id || registered < 0 {
+				continue
+			}
+			if r.Int("inControlledShutdown") == 1 && shutdownAt < 0 {
+				shutdownAt = r.Offset
+				for k, l := range leaders {
+					if l == int64(id) {
+						ledAtShutdown = append(ledAtShutdown, k)
+					}
+				}
+			}
+			if r.Int("fenced") == 1 && shutdownAt >= 0 && fencedAt < 0 {
+				fencedAt = r.Offset
+				for k, l := range leaders {
+					if l == int64(id) {
+						return "", fmt.Errorf("broker %d fenced at offset %d while still leading %v", id, r.Offset, k)
+					}
+				}
+			}
+		}
+	}
+	switch {
+	case registered < 0:
+		return "", fmt.Errorf("no registration of broker %d in the log", id)
+	case shutdownAt < 0:
+		return "", fmt.Errorf("no InControlledShutdown for broker %d after its registration at %d", id, registered)
+	case len(ledAtShutdown) == 0:
+		return "", fmt.Errorf("broker %d led nothing when its controlled shutdown began at %d", id, shutdownAt)
+	case fencedAt < 0:
+		return "", fmt.Errorf("broker %d not fenced after its controlled shutdown began at %d", id, shutdownAt)
+	}
+	return fmt.Sprintf("controller log: broker %d registered at %d, InControlledShutdown at %d leading %d partitions, last leader move at %d, fenced at %d",
+		id, registered, shutdownAt, len(ledAtShutdown), lastMove, fencedAt), nil
+}
+
+// checkFeatures: kafka-features describes and upgrades straight through
+// the controller; every registered broker and controller must support the
+// new level.
+func checkFeatures(t *testing.T, v string, ctls []*kraftdNode) {
+	t.Helper()
+	features, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "describe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kafka-features describe:\n%s", features)
+	if !strings.Contains(features, "Feature: metadata.version") {
+		t.Errorf("kafka-features describe lacks metadata.version")
+	}
+	if out, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "upgrade", "--feature", "share.version=1"); err != nil {
+		t.Fatalf("kafka-features upgrade: %v\n%s", err, out)
+	}
+	features, err = Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "describe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`Feature: share.version\s+SupportedMinVersion: \d+\s+SupportedMaxVersion: \d+\s+FinalizedVersionLevel: 1\b`).MatchString(features) {
+		t.Errorf("share.version not at level 1 after upgrade:\n%s", features)
 	}
 }
 

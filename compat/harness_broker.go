@@ -90,10 +90,11 @@ func (b *ApacheBroker) Start(t testing.TB) {
 func (b *ApacheBroker) Addr() string { return Addr(b.Port) }
 
 // BrokerMetadata is what a broker's Metadata answer says about the cluster:
-// the brokers it lists (unfenced ones) and each partition's leader.
+// the brokers it lists (unfenced ones) and each partition's leader and ISR.
 type BrokerMetadata struct {
 	Brokers []int32
-	Leaders map[string]map[int32]int32 // topic -> partition -> leader
+	Leaders map[string]map[int32]int32   // topic -> partition -> leader
+	Isrs    map[string]map[int32][]int32 // topic -> partition -> ISR, sorted
 	Resp    *kmsg.MetadataResponse
 }
 
@@ -116,7 +117,7 @@ func Metadata(addr string, topics ...string) (*BrokerMetadata, error) {
 		return nil, err
 	}
 	resp := r.(*kmsg.MetadataResponse)
-	m := &BrokerMetadata{Leaders: map[string]map[int32]int32{}, Resp: resp}
+	m := &BrokerMetadata{Leaders: map[string]map[int32]int32{}, Isrs: map[string]map[int32][]int32{}, Resp: resp}
 	for _, b := range resp.Brokers {
 		m.Brokers = append(m.Brokers, b.NodeID)
 	}
@@ -125,11 +126,12 @@ func Metadata(addr string, topics ...string) (*BrokerMetadata, error) {
 		if t.ErrorCode != 0 || t.Topic == nil {
 			continue
 		}
-		parts := map[int32]int32{}
+		parts, isrs := map[int32]int32{}, map[int32][]int32{}
 		for _, p := range t.Partitions {
 			parts[p.Partition] = p.Leader
+			isrs[p.Partition] = slices.Sorted(slices.Values(p.ISR))
 		}
-		m.Leaders[*t.Topic] = parts
+		m.Leaders[*t.Topic], m.Isrs[*t.Topic] = parts, isrs
 	}
 	return m, nil
 }
