@@ -1,6 +1,7 @@
 package metadata
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -166,14 +167,13 @@ func ReadSnapshot(r io.Reader, fn func(Record) error) (SnapshotInfo, error) {
 			return info, fmt.Errorf("%w: batch at position %d has length %d", batch.ErrCorrupt, info.Bytes, length)
 		}
 		size := batch.LogOverhead + int(length)
-		if cap(buf) < size {
-			buf = make([]byte, size)
+		// Grow with the bytes that actually arrive, so that a corrupt
+		// length cannot make us allocate a gigabyte up front.
+		body := bytes.NewBuffer(append(buf[:0], head[:]...))
+		if n, err := io.CopyN(body, r, int64(length)); err != nil {
+			return info, fmt.Errorf("%w: %d bytes of partial batch at the end", ErrSnapshotFormat, batch.LogOverhead+int(n))
 		}
-		buf = buf[:size]
-		copy(buf, head[:])
-		if n, err := io.ReadFull(r, buf[batch.LogOverhead:]); err != nil {
-			return info, fmt.Errorf("%w: %d bytes of partial batch at the end", ErrSnapshotFormat, batch.LogOverhead+n)
-		}
+		buf = body.Bytes()
 		info.Bytes += int64(size)
 		if sawFooter {
 			return info, fmt.Errorf("%w: batch after the footer", ErrSnapshotFormat)
