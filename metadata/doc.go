@@ -40,9 +40,13 @@
 //
 // Image (image.go) is the state built by applying records in log order:
 // features, broker and controller registrations, topics and partitions (by
-// id and by name; partitions as values in a slice per topic), configs and
-// the producer-id block. Metadata transactions apply all at once at their
-// EndTransactionRecord or not at all. Hash gives a deterministic digest for
+// id and by name; partitions as 72-byte values in a slice per topic, with
+// the rarely set reassignment, directory and ELR fields behind one pointer
+// and read through methods), configs and the producer-id block. Metadata
+// transactions apply all at once at their EndTransactionRecord or not at
+// all. ApplyAll (image_batch.go) applies a slice of records exactly as
+// Apply would one by one, but resolves runs of PartitionChangeRecords in
+// stages so that their cache misses overlap. Hash gives a deterministic digest for
 // comparing nodes; it covers what Apache's image keeps, so nil and empty
 // replica lists hash alike and the producer-id block hashes by its next id
 // only.
@@ -64,7 +68,9 @@
 // WriteSnapshot streams an image into Apache's snapshot file (header batch
 // with KRaftVersion and Voters at kraft.version 1, data batches of at most
 // 8 MiB, footer) and ReadSnapshot/LoadSnapshot read one back a batch at a
-// time (snapshot_stream.go). EncodeSnapshotFile and DecodeSnapshotFile
+// time (snapshot_stream.go); LoadSnapshot decodes PartitionRecords into a
+// reused record with replica lists carved from shared chunks
+// (snapshot_load.go). EncodeSnapshotFile and DecodeSnapshotFile
 // (snapshotfile.go) do the same for small files held in memory, such as
 // bootstrap.checkpoint; both lay out the same bytes.
 package metadata

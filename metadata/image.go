@@ -47,6 +47,7 @@ type Image struct {
 	txn     []Record // records of an open metadata transaction
 	inTxn   bool
 	journal *[]func() // while non-nil, mutations record how to undo themselves
+	group   *changeGroup
 }
 
 // Topic is a topic and its partitions, indexed by partition id. Partitions
@@ -61,24 +62,100 @@ type Topic struct {
 // Partition is a partition's replica assignment and leadership. Slices are
 // never modified in place once stored, so a copy of a Partition is safe to
 // keep.
+//
+// The fields most partitions leave empty (a reassignment's adding and
+// removing replicas, known log directories, the ELR) sit behind one
+// pointer, read through methods: that makes a Partition 72 bytes instead of
+// 184, which at a million partitions is 110 MiB less to allocate, for the
+// GC to scan and for a broker failure's changes to pull through the cache.
 type Partition struct {
-	Replicas         []int32
-	Isr              []int32
-	RemovingReplicas []int32
-	AddingReplicas   []int32
-	// Directories gives each replica's log directory. Empty means every
-	// replica's directory is unknown (Apache's MIGRATING id, the zero Uuid);
-	// it is not expanded, to save 16 bytes per replica.
-	Directories            []Uuid
-	EligibleLeaderReplicas []int32
-	LastKnownElr           []int32
-	Leader                 int32
-	LeaderEpoch            int32
-	PartitionEpoch         int32
-	LeaderRecoveryState    int8
+	Replicas            []int32
+	Isr                 []int32
+	Leader              int32
+	LeaderEpoch         int32
+	PartitionEpoch      int32
+	LeaderRecoveryState int8
 	// Exists is false for a slot below the highest partition id that no
 	// PartitionRecord has filled (Apache never leaves such holes).
 	Exists bool
+	extra  *partitionExtra // nil when all of its fields are empty
+}
+
+// partitionExtra holds the rarely set fields of a Partition. It is
+// replaced, never modified, once stored. Empty lists are kept as nil, so
+// that a partition with none of them needs no partitionExtra at all.
+type partitionExtra struct {
+	removingReplicas       []int32
+	addingReplicas         []int32
+	directories            []Uuid
+	eligibleLeaderReplicas []int32
+	lastKnownElr           []int32
+}
+
+// RemovingReplicas are the replicas a reassignment is moving away.
+func (p Partition) RemovingReplicas() []int32 {
+	if p.extra == nil {
+		return nil
+	}
+	return p.extra.removingReplicas
+}
+
+// AddingReplicas are the replicas a reassignment is adding.
+func (p Partition) AddingReplicas() []int32 {
+	if p.extra == nil {
+		return nil
+	}
+	return p.extra.addingReplicas
+}
+
+// Directories gives each replica's log directory. Empty means every
+// replica's directory is unknown (Apache's MIGRATING id, the zero Uuid);
+// it is not expanded, to save 16 bytes per replica.
+func (p Partition) Directories() []Uuid {
+	if p.extra == nil {
+		return nil
+	}
+	return p.extra.directories
+}
+
+// EligibleLeaderReplicas may be elected leader though not in the ISR.
+func (p Partition) EligibleLeaderReplicas() []int32 {
+	if p.extra == nil {
+		return nil
+	}
+	return p.extra.eligibleLeaderReplicas
+}
+
+// LastKnownElr is the last ELR seen before it emptied.
+func (p Partition) LastKnownElr() []int32 {
+	if p.extra == nil {
+		return nil
+	}
+	return p.extra.lastKnownElr
+}
+
+// withExtra returns p with its rare fields set to e, dropping e when all of
+// them are empty.
+func (p Partition) withExtra(e partitionExtra) Partition {
+	e.removingReplicas = nilIfEmpty(e.removingReplicas)
+	e.addingReplicas = nilIfEmpty(e.addingReplicas)
+	e.directories = migratingIfEmpty(e.directories)
+	e.eligibleLeaderReplicas = nilIfEmpty(e.eligibleLeaderReplicas)
+	e.lastKnownElr = nilIfEmpty(e.lastKnownElr)
+	if e.removingReplicas == nil && e.addingReplicas == nil && e.directories == nil &&
+		e.eligibleLeaderReplicas == nil && e.lastKnownElr == nil {
+		p.extra = nil
+	} else {
+		p.extra = &e
+	}
+	return p
+}
+
+func nilIfEmpty(v []int32) []int32 {
+	if len(v) == 0 {
+		return nil
+	}
+	return v
 }
 
 // ConfigResource names what a ConfigRecord applies to: ResourceType is

@@ -172,20 +172,22 @@ func reservePartitions(t *Topic, n int) {
 }
 
 func partitionFromRecord(r *PartitionRecord) Partition {
-	return Partition{
-		Replicas:               r.Replicas,
-		Isr:                    r.Isr,
-		RemovingReplicas:       r.RemovingReplicas,
-		AddingReplicas:         r.AddingReplicas,
-		Directories:            migratingIfEmpty(r.Directories),
-		EligibleLeaderReplicas: r.EligibleLeaderReplicas,
-		LastKnownElr:           r.LastKnownElr,
-		Leader:                 r.Leader,
-		LeaderEpoch:            r.LeaderEpoch,
-		PartitionEpoch:         r.PartitionEpoch,
-		LeaderRecoveryState:    r.LeaderRecoveryState,
-		Exists:                 true,
+	p := Partition{
+		Replicas:            r.Replicas,
+		Isr:                 r.Isr,
+		Leader:              r.Leader,
+		LeaderEpoch:         r.LeaderEpoch,
+		PartitionEpoch:      r.PartitionEpoch,
+		LeaderRecoveryState: r.LeaderRecoveryState,
+		Exists:              true,
 	}
+	return p.withExtra(partitionExtra{
+		removingReplicas:       r.RemovingReplicas,
+		addingReplicas:         r.AddingReplicas,
+		directories:            r.Directories,
+		eligibleLeaderReplicas: r.EligibleLeaderReplicas,
+		lastKnownElr:           r.LastKnownElr,
+	})
 }
 
 // migratingIfEmpty keeps directories only when some replica's directory is
@@ -207,15 +209,17 @@ func (im *Image) changePartition(r *PartitionChangeRecord) error {
 	if !ok {
 		return bad("PartitionChangeRecord for unknown topic %v", r.TopicId)
 	}
+	return im.changeTopicPartition(t, r)
+}
+
+// changeTopicPartition is changePartition once the topic is found.
+func (im *Image) changeTopicPartition(t *Topic, r *PartitionChangeRecord) error {
 	if r.PartitionId < 0 || int(r.PartitionId) >= len(t.Partitions) || !t.Partitions[r.PartitionId].Exists {
 		return bad("PartitionChangeRecord for unknown partition %s-%d", t.Name, r.PartitionId)
 	}
 	p := t.Partitions[r.PartitionId]
 	if r.Replicas != nil {
 		p.Replicas = r.Replicas
-	}
-	if r.Directories != nil {
-		p.Directories = migratingIfEmpty(r.Directories)
 	}
 	if r.Replicas != nil && len(r.Directories) > 0 && len(r.Directories) != len(r.Replicas) {
 		return bad("PartitionChangeRecord for %s-%d has %d directories for %d replicas",
@@ -224,12 +228,6 @@ func (im *Image) changePartition(r *PartitionChangeRecord) error {
 	if r.Isr != nil {
 		p.Isr = r.Isr
 	}
-	if r.RemovingReplicas != nil {
-		p.RemovingReplicas = r.RemovingReplicas
-	}
-	if r.AddingReplicas != nil {
-		p.AddingReplicas = r.AddingReplicas
-	}
 	if r.Leader != -2 {
 		p.Leader = r.Leader
 		p.LeaderEpoch++
@@ -237,11 +235,28 @@ func (im *Image) changePartition(r *PartitionChangeRecord) error {
 	if r.LeaderRecoveryState != -1 {
 		p.LeaderRecoveryState = r.LeaderRecoveryState
 	}
-	if r.EligibleLeaderReplicas != nil {
-		p.EligibleLeaderReplicas = r.EligibleLeaderReplicas
-	}
-	if r.LastKnownElr != nil {
-		p.LastKnownElr = r.LastKnownElr
+	if r.Directories != nil || r.RemovingReplicas != nil || r.AddingReplicas != nil ||
+		r.EligibleLeaderReplicas != nil || r.LastKnownElr != nil {
+		var e partitionExtra
+		if p.extra != nil {
+			e = *p.extra
+		}
+		if r.Directories != nil {
+			e.directories = r.Directories
+		}
+		if r.RemovingReplicas != nil {
+			e.removingReplicas = r.RemovingReplicas
+		}
+		if r.AddingReplicas != nil {
+			e.addingReplicas = r.AddingReplicas
+		}
+		if r.EligibleLeaderReplicas != nil {
+			e.eligibleLeaderReplicas = r.EligibleLeaderReplicas
+		}
+		if r.LastKnownElr != nil {
+			e.lastKnownElr = r.LastKnownElr
+		}
+		p = p.withExtra(e)
 	}
 	p.PartitionEpoch++
 	im.setPartition(t, r.PartitionId, p)

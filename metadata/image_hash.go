@@ -121,14 +121,14 @@ func (h *hasher) partition(p *Partition) {
 	h.int(1)
 	h.int32s(p.Replicas)
 	h.int32s(p.Isr)
-	h.int32s(p.RemovingReplicas)
-	h.int32s(p.AddingReplicas)
-	h.int(int64(len(p.Directories)))
-	for _, d := range p.Directories {
+	h.int32s(p.RemovingReplicas())
+	h.int32s(p.AddingReplicas())
+	h.int(int64(len(p.Directories())))
+	for _, d := range p.Directories() {
 		h.h.Write(d[:])
 	}
-	h.int32s(p.EligibleLeaderReplicas)
-	h.int32s(p.LastKnownElr)
+	h.int32s(p.EligibleLeaderReplicas())
+	h.int32s(p.LastKnownElr())
 	h.int(int64(p.Leader))
 	h.int(int64(p.LeaderEpoch))
 	h.int(int64(p.PartitionEpoch))

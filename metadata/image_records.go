@@ -203,8 +203,8 @@ func (w *imageWriter) topicRecords(t *Topic) error {
 			TopicId:             t.ID,
 			Replicas:            orEmpty(p.Replicas),
 			Isr:                 orEmpty(p.Isr),
-			RemovingReplicas:    orEmpty(p.RemovingReplicas),
-			AddingReplicas:      orEmpty(p.AddingReplicas),
+			RemovingReplicas:    orEmpty(p.RemovingReplicas()),
+			AddingReplicas:      orEmpty(p.AddingReplicas()),
 			Leader:              p.Leader,
 			LeaderRecoveryState: p.LeaderRecoveryState,
 			LeaderEpoch:         p.LeaderEpoch,
@@ -212,21 +212,21 @@ func (w *imageWriter) topicRecords(t *Topic) error {
 		}
 		// Apache sets the ELR fields only when they hold something, and only
 		// when ELR is enabled; otherwise they are dropped without complaint.
-		if w.elr && len(p.EligibleLeaderReplicas) > 0 {
-			pr.EligibleLeaderReplicas = p.EligibleLeaderReplicas
+		if w.elr && len(p.EligibleLeaderReplicas()) > 0 {
+			pr.EligibleLeaderReplicas = p.EligibleLeaderReplicas()
 		}
-		if w.elr && len(p.LastKnownElr) > 0 {
-			pr.LastKnownElr = p.LastKnownElr
+		if w.elr && len(p.LastKnownElr()) > 0 {
+			pr.LastKnownElr = p.LastKnownElr()
 		}
 		switch {
 		case version >= 1:
 			// Apache's registration always has one directory per replica,
 			// MIGRATING (the zero id) when unknown, and writes them all.
-			pr.Directories = p.Directories
+			pr.Directories = p.Directories()
 			if len(pr.Directories) == 0 {
 				pr.Directories = w.migrating(len(p.Replicas))
 			}
-		case len(p.Directories) > 0:
+		case len(p.Directories()) > 0:
 			return fmt.Errorf("%w: partition %s-%d has directory assignments at metadata.version %d", ErrUnwritable, t.Name, i, w.mv)
 		}
 		if err := w.fn(pr); err != nil {

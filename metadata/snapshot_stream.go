@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/kraftd/kraftd/storage/batch"
 )
@@ -148,6 +147,12 @@ type SnapshotInfo struct {
 // fn with each data record in order, checking the layout as
 // DecodeSnapshotFile does. Memory stays near one batch.
 func ReadSnapshot(r io.Reader, fn func(Record) error) (SnapshotInfo, error) {
+	return readSnapshot(r, DecodeValue, fn)
+}
+
+// readSnapshot is ReadSnapshot with the decoder of data record values
+// given, so that a loader can decode into records it reuses.
+func readSnapshot(r io.Reader, decode func([]byte) (Record, error), fn func(Record) error) (SnapshotInfo, error) {
 	var (
 		info                 SnapshotInfo
 		sawHeader, sawFooter bool
@@ -191,7 +196,7 @@ func ReadSnapshot(r io.Reader, fn func(Record) error) (SnapshotInfo, error) {
 				if !sawHeader {
 					return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
 				}
-				v, err := DecodeValue(rec.Value)
+				v, err := decode(rec.Value)
 				if err != nil {
 					return info, fmt.Errorf("offset %d: %w", offset, err)
 				}
@@ -242,52 +247,4 @@ func (info *SnapshotInfo) control(rec batch.Record, offset int64, sawHeader, saw
 		info.Voters = v
 	}
 	return nil
-}
-
-// LoadSnapshot reads a snapshot file into a new image.
-func LoadSnapshot(r io.Reader) (*Image, SnapshotInfo, error) {
-	l := &snapshotLoader{im: NewImage()}
-	info, err := ReadSnapshot(r, l.apply)
-	im := l.im
-	if err == nil && im.InTransaction() {
-		err = fmt.Errorf("%w: a metadata transaction is still open at the end", ErrSnapshotFormat)
-	}
-	return im, info, err
-}
-
-// snapshotLoader applies a snapshot's records with two savings that matter
-// at a million partitions: a topic's partition slice is sized up front from
-// the previous topic's count (a snapshot writes each topic's partitions
-// right after it, and topics tend to look alike), instead of doubling its
-// way there; and an ISR equal to the replica list shares its slice, which
-// is safe because the image never modifies a stored slice in place.
-type snapshotLoader struct {
-	im        *Image
-	topic     *Topic
-	lastCount int
-}
-
-func (l *snapshotLoader) apply(rec Record) error {
-	switch r := rec.(type) {
-	case *PartitionRecord:
-		if slices.Equal(r.Isr, r.Replicas) {
-			r.Isr = r.Replicas
-		}
-		if err := l.im.Apply(r); err != nil {
-			return err
-		}
-		if l.topic != nil && r.TopicId == l.topic.ID {
-			l.lastCount = len(l.topic.Partitions)
-		}
-		return nil
-	case *TopicRecord:
-		if err := l.im.Apply(r); err != nil {
-			return err
-		}
-		if l.topic = l.im.Topics[r.TopicId]; l.topic != nil {
-			reservePartitions(l.topic, l.lastCount)
-		}
-		return nil
-	}
-	return l.im.Apply(rec)
 }
