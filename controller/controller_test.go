@@ -359,7 +359,7 @@ func TestCreateTopicsValidation(t *testing.T) {
 		t.Errorf("colliding topic: %d", resp.Topics[0].ErrorCode)
 	}
 	p := c.image.Topics[c.image.TopicIDs["ok"]].Partitions[0]
-	if len(p.Replicas) != 2 || len(p.Isr) != 2 || p.Leader != p.Replicas[0] || len(p.Directories) != 2 {
+	if len(p.Replicas) != 2 || len(p.Isr) != 2 || p.Leader != p.Replicas[0] || len(p.Directories()) != 2 {
 		t.Errorf("new partition %+v", p)
 	}
 }

@@ -183,8 +183,8 @@ func (b *partitionChange) build() *metadata.PartitionChangeRecord {
 	rec.Default()
 	rec.SetVersion(partitionRecordVersion(b.mv))
 	rec.TopicId, rec.PartitionId = b.topicID, b.partition
-	b.targetElr = orEmpty(b.part.EligibleLeaderReplicas)
-	b.targetLastKnownElr = orEmpty(b.part.LastKnownElr)
+	b.targetElr = orEmpty(b.part.EligibleLeaderReplicas())
+	b.targetLastKnownElr = orEmpty(b.part.LastKnownElr())
 	b.populateElr()
 
 	leader, unclean := b.electLeader()
@@ -205,10 +205,10 @@ func (b *partitionChange) build() *metadata.PartitionChangeRecord {
 	if rec.Isr != nil || !b.elr {
 		b.targetElr, b.targetLastKnownElr = []int32{}, []int32{}
 	}
-	if !slices.Equal(b.targetElr, orEmpty(b.part.EligibleLeaderReplicas)) {
+	if !slices.Equal(b.targetElr, orEmpty(b.part.EligibleLeaderReplicas())) {
 		rec.EligibleLeaderReplicas = b.targetElr
 	}
-	if !slices.Equal(b.targetLastKnownElr, orEmpty(b.part.LastKnownElr)) {
+	if !slices.Equal(b.targetLastKnownElr, orEmpty(b.part.LastKnownElr())) {
 		rec.LastKnownElr = b.targetLastKnownElr
 	}
 	// Without ELR an ISR never becomes empty: the last member stays, so it
@@ -292,7 +292,7 @@ func inIsr(b int32) func(p *metadata.Partition) bool {
 }
 
 func inElr(b int32) func(p *metadata.Partition) bool {
-	return func(p *metadata.Partition) bool { return slices.Contains(p.EligibleLeaderReplicas, b) }
+	return func(p *metadata.Partition) bool { return slices.Contains(p.EligibleLeaderReplicas(), b) }
 }
 
 func leaderless(p *metadata.Partition) bool { return p.Leader == noLeader }

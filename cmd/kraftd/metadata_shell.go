@@ -273,11 +273,11 @@ func (v *dirImage) print(w io.Writer) {
 				continue
 			}
 			fmt.Fprintf(w, "    %d: leader %d, leader epoch %d, partition epoch %d, replicas %v, isr %v", i, p.Leader, p.LeaderEpoch, p.PartitionEpoch, p.Replicas, p.Isr)
-			if len(p.AddingReplicas)+len(p.RemovingReplicas) > 0 {
-				fmt.Fprintf(w, ", adding %v, removing %v", p.AddingReplicas, p.RemovingReplicas)
+			if len(p.AddingReplicas())+len(p.RemovingReplicas()) > 0 {
+				fmt.Fprintf(w, ", adding %v, removing %v", p.AddingReplicas(), p.RemovingReplicas())
 			}
-			if len(p.EligibleLeaderReplicas)+len(p.LastKnownElr) > 0 {
-				fmt.Fprintf(w, ", elr %v, last known elr %v", p.EligibleLeaderReplicas, p.LastKnownElr)
+			if len(p.EligibleLeaderReplicas())+len(p.LastKnownElr()) > 0 {
+				fmt.Fprintf(w, ", elr %v, last known elr %v", p.EligibleLeaderReplicas(), p.LastKnownElr())
 			}
 			if p.LeaderRecoveryState != 0 {
 				fmt.Fprint(w, ", recovering")
@@ -323,6 +323,13 @@ func (v *dirImage) json() any {
 			m := metadata.ToJSON(&p).(map[string]any)
 			delete(m, "exists")
 			m["partitionId"] = i
+			// The rarely set fields are behind methods, which ToJSON does
+			// not see.
+			m["removingReplicas"] = metadata.ToJSON(p.RemovingReplicas())
+			m["addingReplicas"] = metadata.ToJSON(p.AddingReplicas())
+			m["directories"] = metadata.ToJSON(p.Directories())
+			m["eligibleLeaderReplicas"] = metadata.ToJSON(p.EligibleLeaderReplicas())
+			m["lastKnownElr"] = metadata.ToJSON(p.LastKnownElr())
 			parts = append(parts, m)
 		}
 		topics = append(topics, map[string]any{"name": t.Name, "topicId": t.ID.String(), "partitions": parts})
