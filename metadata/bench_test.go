@@ -36,6 +36,7 @@ const (
 	benchMetadataVersion    = 27 // 4.1-IV1
 	benchFailedBroker       = 0
 	benchSecondFailedBroker = 50
+	benchIndexedBroker      = 25
 	benchSnapshotTimestamp  = 1_700_000_000_000
 )
 
@@ -93,6 +94,25 @@ func BenchmarkMillionPartitions(b *testing.B) {
 		singleMs := float64(time.Since(start).Microseconds()) / 1000
 		singleCPUMs := float64((cpuTime() - cpu).Microseconds()) / 1000
 
+		// What the controller needs instead of the scan: the partitions of
+		// a third broker, untouched so far, from the image's index, then
+		// those whose ISR holds it. The index is built by the first call.
+		start = time.Now()
+		loaded.PartitionsOfBroker(benchFailedBroker)
+		indexBuildMs := float64(time.Since(start).Microseconds()) / 1000
+		start, cpu = time.Now(), cpuTime()
+		inIsr := 0
+		for _, tp := range loaded.PartitionsOfBroker(benchIndexedBroker) {
+			if containsInt32(tp.Topic.Partitions[tp.Partition].Isr, benchIndexedBroker) {
+				inIsr++
+			}
+		}
+		indexMs := float64(time.Since(start).Microseconds()) / 1000
+		indexCPUMs := float64((cpuTime() - cpu).Microseconds()) / 1000
+		if want := len(brokerFailureDelta(loaded, benchIndexedBroker)); inIsr != want {
+			b.Fatalf("the index finds %d partitions with broker %d in the ISR, a scan %d", inIsr, benchIndexedBroker, want)
+		}
+
 		partitions := float64(benchTopics * benchPartitions)
 		b.ReportMetric(float64(size), "snapshot_bytes")
 		b.ReportMetric(float64(size)/partitions, "bytes/partition")
@@ -106,6 +126,8 @@ func BenchmarkMillionPartitions(b *testing.B) {
 		b.ReportMetric(deltaMs, "delta_apply_ms")
 		b.ReportMetric(deltaMs*1e6/float64(len(delta)), "delta_ns/change")
 		b.ReportMetric(singleMs, "delta_apply_1by1_ms")
+		b.ReportMetric(indexMs, "index_find_ms")
+		b.ReportMetric(indexBuildMs, "index_build_ms")
 		b.ReportMetric(singleCPUMs, "delta_1by1_cpu_ms")
 		b.Logf("%d partitions over %d brokers, GOMAXPROCS %d; %d PartitionChangeRecords for broker %d",
 			int(partitions), benchBrokers, runtime.GOMAXPROCS(0), len(delta), benchFailedBroker)
@@ -116,6 +138,8 @@ func BenchmarkMillionPartitions(b *testing.B) {
 			deltaMs, deltaCPUMs, deltaMs*1e6/float64(len(delta)), refDeltaMs, targetDeltaMs)
 		b.Logf("  one by one %6.2f ms (%.2f ms of process CPU) with Apply per record, %d changes for broker %d",
 			singleMs, singleCPUMs, len(single), benchSecondFailedBroker)
+		b.Logf("index find    %6.2f ms (%.2f ms of process CPU): PartitionsOfBroker(%d) and the %d with it in the ISR; built by the first call in %.0f ms",
+			indexMs, indexCPUMs, benchIndexedBroker, inIsr, indexBuildMs)
 		b.Logf("delta find    %6.2f ms (scan of every partition for the failed broker; Apache's benchmark builds its delta outside the timing)", findMs)
 	}
 }

@@ -44,10 +44,11 @@ type Image struct {
 	// not keep was applied; it is not part of Hash.
 	unkept uint64
 
-	txn     []Record // records of an open metadata transaction
-	inTxn   bool
-	journal *[]func() // while non-nil, mutations record how to undo themselves
-	group   *changeGroup
+	txn      []Record // records of an open metadata transaction
+	inTxn    bool
+	journal  *[]func() // while non-nil, mutations record how to undo themselves
+	group    *changeGroup
+	replicas replicaIndex // broker -> partitions listing it as a replica
 }
 
 // Topic is a topic and its partitions, indexed by partition id. Partitions
@@ -296,6 +297,7 @@ func (im *Image) apply(rec Record) error {
 			return bad("PartitionRecord with partition id %d", r.PartitionId)
 		}
 		im.setPartition(t, r.PartitionId, partitionFromRecord(r))
+		im.indexReplicas(t, r.PartitionId, r.Replicas)
 	case *PartitionChangeRecord:
 		return im.changePartition(r)
 	case *ConfigRecord:

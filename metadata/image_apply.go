@@ -260,6 +260,9 @@ func (im *Image) changeTopicPartition(t *Topic, r *PartitionChangeRecord) error 
 	}
 	p.PartitionEpoch++
 	im.setPartition(t, r.PartitionId, p)
+	if r.Replicas != nil {
+		im.indexReplicas(t, r.PartitionId, r.Replicas)
+	}
 	return nil
 }
 
