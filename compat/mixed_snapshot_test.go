@@ -132,3 +132,61 @@ func checkSnapshotCopied(t *testing.T, leader, follower *MixedMember, name strin
 		t.Errorf("%s's log starts at %d, below the installed snapshot's end %d", follower, first, end)
 	}
 }
+
+// snapshotKraftdProps are snapshotApacheProps for kraftd: a NoOp every
+// 100 ms, a snapshot per 1000 bytes of committed batches, and retention so
+// small that every snapshot drops the log before it.
+var snapshotKraftdProps = map[string]string{
+	"metadata.max.idle.interval.ms":                   "100",
+	"metadata.log.max.record.bytes.between.snapshots": "1000",
+	"metadata.max.retention.bytes":                    "1",
+	"metadata.max.retention.ms":                       "1",
+}
+
+// The reverse direction: an Apache follower catches up from a kraftd
+// leader's snapshot, first joining with an empty log, then after it was
+// down while the kraftd leader's log start moved past its log end.
+func TestMixedSnapshotFromKraftdLeader(t *testing.T) {
+	forVersions(t, func(t *testing.T, v string) {
+		ReserveJVMs(t, 1)
+		at := stamp(t)
+		members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindKraftd, KindKraftd, KindApache},
+			Props: snapshotKraftdProps, ApacheProps: snapshotApacheProps})
+		kraftds, apache := members[:2], members[2]
+		StartMixed(t, kraftds...)
+		t.Cleanup(func() { StopMixed(apache) })
+		cur := WaitMixedLeader(t, kraftds, nil)
+		leader := MemberByID(members, cur.LeaderID)
+		snap := waitSnapshotFile(t, leader, 1)
+		at(fmt.Sprintf("%s leads and has snapshot %s", leader, filepath.Base(snap)))
+
+		apache.Start(t)
+		caughtUp := WaitMixedLeader(t, members, VotersCaughtUp(0))
+		caughtUp = WaitMixedLeader(t, members, VotersCaughtUp(caughtUp.HighWatermark))
+		copied := SnapshotFiles(t, apache.LogDir())
+		if len(copied) == 0 {
+			t.Fatalf("%s caught up to %d without a snapshot in its log directory", apache, caughtUp.HighWatermark)
+		}
+		at(fmt.Sprintf("Apache, started empty, holds snapshot %s and caught up to %d", filepath.Base(copied[0]), caughtUp.HighWatermark))
+		checkSnapshotCopied(t, MemberByID(members, caughtUp.LeaderID), apache, filepath.Base(copied[0]))
+
+		apache.Kill()
+		end := LogEnd(t, apache.LogDir())
+		leader = MemberByID(members, caughtUp.LeaderID)
+		Eventually(t, ReadyTimeout, fmt.Sprintf("%s's log to start past %d", leader, end), leader.Proc(), func() error {
+			if first := FirstSegmentBase(t, leader.LogDir()); first <= end {
+				return fmt.Errorf("its first segment starts at %d", first)
+			}
+			return nil
+		})
+		at(fmt.Sprintf("Apache down at log end %d; %s's log now starts past it", end, leader))
+
+		apache.Start(t)
+		final := WaitMixedLeader(t, members, VotersCaughtUp(0))
+		final = WaitMixedLeader(t, members, VotersCaughtUp(final.HighWatermark))
+		if first := FirstSegmentBase(t, apache.LogDir()); first <= end {
+			t.Errorf("%s caught up to %d but its log still starts at %d: it did not install a newer snapshot", apache, final.HighWatermark, first)
+		}
+		at(fmt.Sprintf("Apache, restarted behind the log start, caught up to %d", final.HighWatermark))
+	})
+}
