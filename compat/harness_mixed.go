@@ -87,6 +87,8 @@ type MixedOptions struct {
 	Props map[string]string
 	// ApacheProps are extra entries for the Apache members only.
 	ApacheProps map[string]string
+	// KraftdProps are extra entries for the kraftd members only.
+	KraftdProps map[string]string
 }
 
 // NewMixedStaticQuorum writes the configurations of a static quorum
@@ -128,6 +130,9 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 				"metadata.log.dir":          m.Dir,
 			}
 			for k, v := range props {
+				all[k] = v
+			}
+			for k, v := range opts.KraftdProps {
 				all[k] = v
 			}
 			writeFile(t, m.conf, []byte(FormatProperties(all)))

@@ -152,7 +152,7 @@ func TestMixedSnapshotFromKraftdLeader(t *testing.T) {
 		ReserveJVMs(t, 1)
 		at := stamp(t)
 		members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindKraftd, KindKraftd, KindApache},
-			Props: snapshotKraftdProps, ApacheProps: snapshotApacheProps})
+			KraftdProps: snapshotKraftdProps, ApacheProps: snapshotApacheProps})
 		kraftds, apache := members[:2], members[2]
 		StartMixed(t, kraftds...)
 		t.Cleanup(func() { StopMixed(apache) })
