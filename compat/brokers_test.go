@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // brokerIDs are the Apache brokers' node ids, apart from the controllers'.
@@ -256,8 +257,9 @@ func checkControllerKill(t *testing.T, ctls []*kraftdNode, brokers *BrokerSet, t
 	brokers.WaitUnfenced(t, brokers.IDs()...)
 
 	// Restarted, the old leader rejoins as a follower and catches up.
+	restarted := time.Now()
 	old.Proc.Start()
-	WaitLeader(t, addrsOf(ctls), voterCaughtUp(old.ID, after.HighWatermark))
+	WaitLeader(t, addrsOf(ctls), voterCaughtUp(old.ID, restarted, after.HighWatermark))
 	return before.HighWatermark
 }
 
@@ -318,12 +320,17 @@ func checkControlledShutdown(t *testing.T, ctls []*kraftdNode, brokers *BrokerSe
 	traffic.WaitProgress("after the broker's restart", mark, 100)
 }
 
-// voterCaughtUp accepts a leader's view in which voter id has replicated
-// the log up to offset.
-func voterCaughtUp(id int32, offset int64) func(*QuorumStatus) error {
+// voterCaughtUp accepts a leader's view in which voter id has fetched since
+// it was restarted and replicated the log up to offset. (A leader keeps the
+// last state it saw of a voter that died, so the fetch time tells a fresh
+// state from a stale one.)
+func voterCaughtUp(id int32, restarted time.Time, offset int64) func(*QuorumStatus) error {
 	return func(s *QuorumStatus) error {
 		for _, v := range s.Resp.Topics[0].Partitions[0].CurrentVoters {
 			if v.ReplicaID == id {
+				if v.LastFetchTimestamp < restarted.UnixMilli() {
+					return fmt.Errorf("voter %d has not fetched since its restart", id)
+				}
 				if v.LogEndOffset < offset {
 					return fmt.Errorf("voter %d at %d, want %d", id, v.LogEndOffset, offset)
 				}
