@@ -26,8 +26,7 @@ var snapshotApacheProps = map[string]string{
 // FetchSnapshot: first a kraftd voter that joins with an empty log (the
 // leader answers a fetch at offset 0 with its latest snapshot), then the
 // same voter after it was down while the leader's log start moved past its
-// log end. The reverse direction (an Apache follower from a kraftd leader's
-// snapshot) waits for kraftd to write snapshots of its own.
+// log end. TestMixedSnapshotFromKraftdLeader checks the reverse direction.
 func TestMixedSnapshotCatchUp(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 2)

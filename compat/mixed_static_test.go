@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // maxFailovers bounds the SIGKILL rounds of the failover scenario. Each
@@ -99,6 +101,9 @@ func runMixedFailover(t *testing.T, version string, kinds []string) {
 		at(fmt.Sprintf("round %d: %s restarted and caught up to %d", round, leader, cur.HighWatermark))
 		leader = next
 	}
+
+	cur = checkGracefulHandover(t, members, leader, cur)
+	at(fmt.Sprintf("graceful stop of %s: %s leads epoch %d", leader, MemberByID(members, cur.LeaderID), cur.LeaderEpoch))
 
 	apache := firstOfKind(members, KindApache)
 	checkMetadataQuorumTool(t, version, apache, clusterID, members)
@@ -240,6 +245,40 @@ func checkIsolatedVoterRejoins(t *testing.T, members []*MixedMember, leader *Mix
 	}
 	t.Logf("%s lost its leadership of epoch %d for another reason while %s was isolated (it never stood as a candidate); the check is repeated under the next leader", leader, cur.LeaderEpoch, follower)
 	return WaitMixedLeader(t, members, VotersCaughtUp(0)), false
+}
+
+// checkGracefulHandover stops the leader with SIGTERM: it resigns and sends
+// EndQuorumEpoch, and a follower takes over in a higher epoch. A kraftd
+// follower logs the EndQuorumEpoch it received from either implementation.
+// The old leader is restarted and every voter catches up.
+func checkGracefulHandover(t *testing.T, members []*MixedMember, leader *MixedMember, cur *QuorumStatus) *QuorumStatus {
+	t.Helper()
+	rest := Without(members, leader)
+	marks := map[*MixedMember]int{}
+	for _, m := range rest {
+		marks[m] = len(m.Proc().Output())
+	}
+	if err := leader.Proc().Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-leader.Proc().Done():
+	case <-time.After(3 * StopTimeout):
+		t.Fatalf("%s did not stop within %v of SIGTERM", leader, 3*StopTimeout)
+	}
+	next := WaitMixedLeader(t, rest, func(s *QuorumStatus) error {
+		if s.LeaderEpoch <= cur.LeaderEpoch {
+			return fmt.Errorf("leader %d epoch %d", s.LeaderID, s.LeaderEpoch)
+		}
+		return nil
+	})
+	for _, m := range rest {
+		if m.Kind == KindKraftd && !strings.Contains(m.Proc().Output()[marks[m]:], "received EndQuorumEpoch") {
+			t.Errorf("%s did not log the EndQuorumEpoch of the resigning %s", m, leader)
+		}
+	}
+	leader.Start(t)
+	return WaitMixedLeader(t, members, VotersCaughtUp(next.HighWatermark))
 }
 
 func firstOfKind(members []*MixedMember, kind string) *MixedMember {
