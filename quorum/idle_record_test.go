@@ -11,7 +11,8 @@ import (
 	"github.com/kraftd/kraftd/storage/batch"
 )
 
-// A new leader writes no idle record before its epoch's first commit. Found
+// A new leader writes no idle record before its epoch's first commit, and
+// says when that commit happened (SoftState.EpochCommitted). Found
 // in a mixed quorum: a kraftd leader elected over a log holding only an
 // Apache leader's LeaderChange wrote NoOps while its followers were slow to
 // fetch; its controller writes the bootstrap feature levels only once it
@@ -62,6 +63,9 @@ func TestNoIdleRecordBeforeFirstCommit(t *testing.T) {
 	if got := log.EndOffset(); got != afterLeaderChange {
 		t.Fatalf("leader wrote up to offset %d before its first commit; want only the LeaderChange batch (end %d)", got, afterLeaderChange)
 	}
+	if n.Status().EpochCommitted {
+		t.Fatal("EpochCommitted before any record of the epoch committed")
+	}
 
 	// Node 2 fetches past the LeaderChange: the epoch's first commit. From
 	// then on idle records are due.
@@ -74,8 +78,8 @@ func TestNoIdleRecordBeforeFirstCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	applyReady(t, n, log)
-	if hw := n.Status().HighWatermark; hw != afterLeaderChange {
-		t.Fatalf("high watermark %d after node 2 fetched at %d", hw, afterLeaderChange)
+	if hw := n.Status().HighWatermark; hw != afterLeaderChange || !n.Status().EpochCommitted {
+		t.Fatalf("high watermark %d (epoch committed: %v) after node 2 fetched at %d", hw, n.Status().EpochCommitted, afterLeaderChange)
 	}
 	for end := now + 1000; now < end; now += 50 {
 		n.Tick(now)

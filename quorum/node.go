@@ -371,7 +371,8 @@ func (n *Node) Status() Status {
 }
 
 func (n *Node) softState() SoftState {
-	return SoftState{Role: n.role, LeaderID: n.leaderID, Epoch: n.epoch, VotedID: n.votedID, IsVoter: n.isVoter}
+	return SoftState{Role: n.role, LeaderID: n.leaderID, Epoch: n.epoch, VotedID: n.votedID, IsVoter: n.isVoter,
+		EpochCommitted: n.role == RoleLeader && n.lead.hw >= 0}
 }
 
 // hardState is what quorum-state must hold for the current role. Prospective

@@ -127,6 +127,12 @@ type SoftState struct {
 	Epoch    int32
 	VotedID  int32 // -1 when none
 	IsVoter  bool
+	// EpochCommitted is set on a leader once a record of its own epoch is
+	// committed, and with it everything written before the epoch. Only then
+	// may the controller on top act as the active one (Apache tells its
+	// controller of a new leadership at that point): before, records of
+	// earlier epochs may still be uncommitted and unapplied.
+	EpochCommitted bool
 }
 
 // Message is one request or response between this node and a peer (voter,
