@@ -461,9 +461,12 @@ func (n *Node) completeCommitWaits() {
 }
 
 // maybeActivate makes a new leader write its activation records once it has
-// replayed every record committed before its epoch.
+// replayed every record committed before its epoch: that is known only once
+// a record of its own epoch commits (the high watermark alone may still be
+// an earlier epoch's, below records the previous leader wrote, such as its
+// own bootstrap records, which would then be written twice).
 func (n *Node) maybeActivate() {
-	if n.soft.Role != quorum.RoleLeader || n.activated == n.soft.Epoch || n.hw < 0 {
+	if n.soft.Role != quorum.RoleLeader || n.activated == n.soft.Epoch || !n.soft.EpochCommitted {
 		return
 	}
 	n.activated = n.soft.Epoch
