@@ -182,6 +182,17 @@ func (c *Controller) ready(ctx context.Context) error {
 	if c.readyEpoch == epoch {
 		return nil
 	}
+	// On a log that has never held a metadata.version the node first writes
+	// the bootstrap records (ActivationRecords). Nothing may precede them:
+	// an Apache follower that commits a record before any metadata.version
+	// stops with a fatal fault. So until they have committed, this node is
+	// not yet an active controller; callers retry.
+	c.mu.RLock()
+	_, bootstrapped := c.image.Features[MetadataVersionFeature]
+	c.mu.RUnlock()
+	if !bootstrapped && len(c.bootstrap) > 0 {
+		return ErrNotController
+	}
 	if _, err := c.quorum.Propose(ctx, []metadata.Record{&metadata.NoOpRecord{}}, nil); err != nil {
 		return err
 	}

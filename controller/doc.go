@@ -10,7 +10,10 @@
 // proposes them through the Quorum and answers once they commit; operations
 // run one at a time, so each sees the effects of the one before. The first
 // operation of a leader epoch first commits a NoOpRecord, so the image holds
-// everything committed before the epoch. Broker sessions (sessions.go) are
+// everything committed before the epoch; on a log without a
+// metadata.version, operations fail with ErrNotController until the
+// bootstrap records the node writes on election have committed, since no
+// record may precede them. Broker sessions (sessions.go) are
 // memory-only and restart with every epoch, as in Apache. On any node other
 // than the leader, operations fail with ErrNotController.
 //

@@ -4,7 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadata"
 )
 
 // shutdownCluster registers and unfences brokers 1 and 2 and creates a topic
@@ -53,5 +56,31 @@ func TestControlledShutdownWaitsForTheLastMove(t *testing.T) {
 	}
 	if resp, _ := c.BrokerHeartbeat(ctx, heartbeat(1, e1, q.next-1, false, true)); !resp.ShouldShutdown {
 		t.Fatalf("shutdown not granted once broker 2 saw every move: %+v", resp)
+	}
+}
+
+// A new leader of a log without a metadata.version proposes nothing of its
+// own (not even its epoch's NoOp barrier) before the bootstrap records have
+// committed: an Apache follower would otherwise commit a record ahead of
+// any metadata.version and stop.
+func TestNothingBeforeTheBootstrapRecords(t *testing.T) {
+	boot := []metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 27}}
+	c := New(1, boot)
+	q := &fakeQuorum{c: c, epoch: 1, leader: true}
+	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster})
+	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); code(err) != kerr.NotController.Code {
+		t.Fatalf("registration before bootstrap: %v", err)
+	}
+	if fenced, err := c.FenceStaleBrokers(context.Background()); fenced || code(err) != kerr.NotController.Code {
+		t.Fatalf("fencing before bootstrap: %v %v", fenced, err)
+	}
+	if len(q.log) != 0 {
+		t.Fatalf("proposed before the bootstrap records: %v", q.log)
+	}
+	if _, err := q.Propose(context.Background(), c.ActivationRecords(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); err != nil {
+		t.Fatalf("registration after bootstrap: %v", err)
 	}
 }
