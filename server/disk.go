@@ -222,7 +222,6 @@ func (l quorumLog) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) (
 	return data, r.Size(), err
 }
 
-
 func sortBrokers(b []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterResponseBroker {
 	sort.Slice(b, func(i, j int) bool { return b[i].NodeID < b[j].NodeID })
 	return b
