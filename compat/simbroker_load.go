@@ -1,0 +1,215 @@
+package compat
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TopicLoad is the outcome of creating topics through CreateTopics.
+type TopicLoad struct {
+	Latencies []time.Duration // one per topic, in completion order
+	Elapsed   time.Duration   // from the first request to the last answer
+	Retries   int             // requests sent again after NOT_CONTROLLER or a broken connection
+}
+
+// CreateTopicsDirect creates the named topics (partitions each, replication
+// factor rf) by sending CreateTopics v7, one topic per request, straight to
+// the active controller, from concurrency requesters each with its own
+// connection and one request in flight. It fails on the first topic error
+// other than a leadership change.
+func CreateTopicsDirect(ctx context.Context, locator *ControllerLocator, names []string, partitions int32, rf int16, concurrency int) (*TopicLoad, error) {
+	work := make(chan string)
+	var (
+		mu       sync.Mutex
+		load     = &TopicLoad{}
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	for range concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var conn *Conn
+			var connAddr string
+			defer func() {
+				if conn != nil {
+					conn.Close()
+				}
+			}()
+			for name := range work {
+				for attempt := 0; ; attempt++ {
+					if conn == nil {
+						addr, _, err := locator.Leader(ctx)
+						if err == nil {
+							conn, err = Dial(ctx, addr)
+						}
+						if err != nil {
+							if ctx.Err() != nil {
+								return
+							}
+							locator.Invalidate(addr)
+							time.Sleep(PollInterval)
+							continue
+						}
+						connAddr = addr
+					}
+					began := time.Now()
+					code, msg, err := createTopic(ctx, conn, name, partitions, rf)
+					took := time.Since(began)
+					retry := err != nil || code == kerr.NotController.Code
+					// A retried request may find the topic made by the try
+					// whose answer was lost.
+					if attempt > 0 && code == kerr.TopicAlreadyExists.Code {
+						code = 0
+					}
+					mu.Lock()
+					switch {
+					case retry:
+						load.Retries++
+					case code != 0 && firstErr == nil:
+						firstErr = errorf("CreateTopics %s: %v: %s", name, kerr.ErrorForCode(code), msg)
+						cancel()
+					case code == 0:
+						load.Latencies = append(load.Latencies, took)
+					}
+					mu.Unlock()
+					if !retry {
+						break
+					}
+					conn.Close()
+					conn = nil
+					locator.Invalidate(connAddr)
+					if ctx.Err() != nil {
+						return
+					}
+				}
+			}
+		}()
+	}
+feed:
+	for _, n := range names {
+		select {
+		case work <- n:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	load.Elapsed = time.Since(start)
+	if firstErr == nil && len(load.Latencies) < len(names) {
+		firstErr = errorf("created %d of %d topics", len(load.Latencies), len(names))
+	}
+	return load, firstErr
+}
+
+func createTopic(ctx context.Context, conn *Conn, name string, partitions int32, rf int16) (int16, string, error) {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = 30000
+	t := kmsg.NewCreateTopicsRequestTopic()
+	t.Topic, t.NumPartitions, t.ReplicationFactor = name, partitions, rf
+	req.Topics = append(req.Topics, t)
+	rctx, cancel := context.WithTimeout(ctx, 35*time.Second)
+	defer cancel()
+	r, err := conn.Request(rctx, req)
+	if err != nil {
+		return 0, "", err
+	}
+	resp := r.(*kmsg.CreateTopicsResponse)
+	if len(resp.Topics) != 1 {
+		return 0, "", errorf("CreateTopics answered %d topics for 1", len(resp.Topics))
+	}
+	msg := ""
+	if m := resp.Topics[0].ErrorMessage; m != nil {
+		msg = *m
+	}
+	return resp.Topics[0].ErrorCode, msg, nil
+}
+
+// userHZ is the unit of utime and stime in /proc/<pid>/stat. Linux fixes it
+// at 100 for user space on every architecture Go supports here.
+const userHZ = 100
+
+// ProcessCPU returns the CPU time (user plus system) a process has used,
+// from /proc/<pid>/stat.
+func ProcessCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces and parentheses; the
+	// fields after its closing parenthesis start with field 3.
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, errorf("/proc/%d/stat: %d fields after the name", pid, len(fields))
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, errorf("/proc/%d/stat: utime %q stime %q", pid, fields[11], fields[12])
+	}
+	return time.Duration(utime+stime) * time.Second / userHZ, nil
+}
+
+// TotalCPU sums ProcessCPU over pids.
+func TotalCPU(pids ...int) (time.Duration, error) {
+	var total time.Duration
+	for _, pid := range pids {
+		d, err := ProcessCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		total += d
+	}
+	return total, nil
+}
+
+// LoadAverage is the first three fields of /proc/loadavg ("" if unreadable).
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// ProbeRoundTrips sends ApiVersions to addr every interval on one
+// connection until ctx ends, and returns the round-trip times. ApiVersions
+// touches no controller state, so its latency is the floor a heartbeat's
+// cannot beat on this machine at this moment: loopback, scheduling, the
+// server's request path.
+func ProbeRoundTrips(ctx context.Context, addr string, interval time.Duration) []time.Duration {
+	var out []time.Duration
+	conn, err := Dial(ctx, addr)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return out
+		case <-tick.C:
+		}
+		start := time.Now()
+		if _, err := conn.Request(ctx, simApiVersionsRequest()); err != nil {
+			return out
+		}
+		out = append(out, time.Since(start))
+	}
+}
