@@ -48,6 +48,11 @@ type Node struct {
 	hw           int64
 	soft         quorum.SoftState
 	activated    int32 // epoch whose activation records were proposed, -1 none
+	// held are proposals made while this node leads an epoch it has not
+	// activated yet: they wait behind the activation records, which on an
+	// empty log are the bootstrap feature levels. An Apache follower stops
+	// when it commits any record before metadata.version is known.
+	held []*proposal
 	commitWaits  []commitWait
 	snapshotSink *storage.SnapshotWriter
 	snapshots    *Snapshotter // writes snapshots of the committed log (snapshots.go)
@@ -271,6 +276,10 @@ func (n *Node) handleEvent(ev nodeEvent) {
 }
 
 func (n *Node) propose(p *proposal) {
+	if st := n.core.Status(); st.Role == quorum.RoleLeader && n.activated != st.Epoch {
+		n.held = append(n.held, p)
+		return
+	}
 	if p.stamp != nil {
 		// On the leader the core appends at its log end; elsewhere Propose
 		// fails below and the stamp is never seen.
@@ -426,6 +435,17 @@ func (n *Node) onSoftState(s quorum.SoftState) {
 		}
 		n.commitWaits = nil
 	}
+	if s.Role != quorum.RoleLeader {
+		n.failHeld(ErrNotController)
+	}
+}
+
+// failHeld answers the proposals held for an activation that will not come.
+func (n *Node) failHeld(err error) {
+	for _, p := range n.held {
+		p.done <- err
+	}
+	n.held = nil
 }
 
 // replayTo applies every record below hw that the image has not seen.
@@ -470,15 +490,19 @@ func (n *Node) maybeActivate() {
 		return
 	}
 	n.activated = n.soft.Epoch
-	recs := n.ctl.ActivationRecords()
-	if len(recs) == 0 {
-		return
+	if recs := n.ctl.ActivationRecords(); len(recs) > 0 {
+		n.log.Info().Int("records", len(recs)).Msg("writing bootstrap records into the empty metadata log")
+		n.propose(&proposal{records: recs, done: make(chan error, 1)})
 	}
-	n.log.Info().Int("records", len(recs)).Msg("writing bootstrap records into the empty metadata log")
-	n.propose(&proposal{records: recs, done: make(chan error, 1)})
+	held := n.held
+	n.held = nil
+	for _, p := range held {
+		n.propose(p)
+	}
 }
 
 func (n *Node) failAll(err error) {
+	n.failHeld(err)
 	for id, reply := range n.waiters {
 		close(reply)
 		delete(n.waiters, id)
