@@ -56,9 +56,16 @@ type peer struct {
 }
 
 type outbound struct {
-	tag uint64
-	req kmsg.Request
+	tag    uint64
+	req    kmsg.Request
+	queued time.Time
 }
+
+// ErrPeerStale fails a request that waited in a peer's queue longer than
+// the request timeout (behind requests to a peer that stopped answering):
+// the quorum core has timed it out and sent a newer one, and sending it
+// late would only delay that one.
+var ErrPeerStale = errors.New("server: request went stale waiting for an unresponsive peer")
 
 // NewPeers returns a client whose results all go to deliver, which must not
 // block for long.
@@ -106,7 +113,7 @@ func (p *Peers) Send(id int32, tag uint64, req kmsg.Request) {
 		err = fmt.Errorf("server: no address for node %d", id)
 	} else {
 		select {
-		case pr.queue <- outbound{tag, req}:
+		case pr.queue <- outbound{tag: tag, req: req, queued: time.Now()}:
 		default:
 			err = fmt.Errorf("server: send queue to node %d is full", id)
 		}
@@ -143,6 +150,11 @@ func (p *Peers) run(pr *peer) {
 	}()
 	for out := range pr.queue {
 		pr.busy.Store(1)
+		if time.Since(out.queued) > p.timeout {
+			p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: ErrPeerStale})
+			pr.busy.Store(0)
+			continue
+		}
 		if conn == nil {
 			c, err := p.connect(pr)
 			if err != nil {

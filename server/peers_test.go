@@ -1,0 +1,57 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A peer that accepts connections but never answers (a SIGSTOPped process)
+// must not build a backlog: requests that waited in its queue longer than
+// the request timeout fail at once instead of each waiting out its own
+// timeout, and are never sent late. Found in a mixed quorum: after a voter
+// was paused for a few seconds, a kraftd leader's queue to it was full of
+// stale Vote and Fetch requests, refusing new ones.
+func TestPeersFailStaleRequestsAtOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	results := make(chan PeerResult, 16)
+	p := NewPeers("test", 200*time.Millisecond, func(r PeerResult) { results <- r }, zerolog.Nop())
+	defer p.Close()
+	p.SetAddress(2, l.Addr().String())
+	const n = 5
+	for i := range n {
+		p.Send(2, uint64(i+1), kmsg.NewPtrBeginQuorumEpochRequest())
+	}
+	stale := 0
+	for range n {
+		r := <-results
+		if r.Err == nil {
+			t.Fatalf("request %d answered by a peer that never answers", r.Tag)
+		}
+		if errors.Is(r.Err, ErrPeerStale) {
+			stale++
+		}
+	}
+	// The first request times out on the wire; all the others waited
+	// longer than the timeout behind it.
+	if stale != n-1 {
+		t.Errorf("%d of %d requests failed as stale, want %d", stale, n, n-1)
+	}
+}
