@@ -200,6 +200,11 @@ func checkIsolatedVoterRejoins(t *testing.T, members []*MixedMember, leader *Mix
 		t.Fatal(err)
 	}
 	Eventually(t, ReadyTimeout, fmt.Sprintf("%s isolated for %d ms", follower, isolationMs), nil, func() error {
+		for _, m := range members {
+			if exited, err := m.Proc().Exited(); exited {
+				t.Fatalf("%s exited (%v) while %s was isolated", m, err, follower)
+			}
+		}
 		s, err := DescribeQuorum(leader.Addr())
 		if err != nil {
 			return err
