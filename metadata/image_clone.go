@@ -1,0 +1,40 @@
+package metadata
+
+import "maps"
+
+// Clone returns an image with the same contents that can be changed
+// independently of im: applying records to one never shows in the other.
+//
+// It copies what apply edits in place (the maps, each topic and its
+// partition slice, the broker index) and shares what apply only ever
+// replaces: a partition's replica, ISR and rare-field lists, a broker's
+// lists, each resource's config map. So a clone costs one copy of the
+// partition table, not of everything it points to.
+func (im *Image) Clone() *Image {
+	out := &Image{
+		Features:    maps.Clone(im.Features),
+		Brokers:     maps.Clone(im.Brokers),
+		Controllers: maps.Clone(im.Controllers),
+		Topics:      make(map[Uuid]*Topic, len(im.Topics)),
+		TopicIDs:    maps.Clone(im.TopicIDs),
+		Configs:     maps.Clone(im.Configs),
+		ProducerIDs: im.ProducerIDs,
+		unkept:      im.unkept,
+		txn:         append([]Record(nil), im.txn...),
+		inTxn:       im.inTxn,
+	}
+	for id, t := range im.Topics {
+		c := *t
+		// Copied with the old capacity's worth of room dropped: a clone's
+		// partitions grow on their own.
+		c.Partitions = append([]Partition(nil), t.Partitions...)
+		out.Topics[id] = &c
+	}
+	if im.replicas != nil {
+		out.replicas = make(replicaIndex, len(im.replicas))
+		for b, e := range im.replicas {
+			out.replicas[b] = &replicaEntries{keys: append([]partitionKey(nil), e.keys...), compacted: e.compacted}
+		}
+	}
+	return out
+}
