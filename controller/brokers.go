@@ -134,10 +134,10 @@ func (c *Controller) registration(im *metadata.Image, req *kmsg.BrokerRegistrati
 // ReplicationControlManager.handleBrokerShutdown).
 func (c *Controller) shutdownRecords(im *metadata.Image, id int32, clean bool) []metadata.Record {
 	if elrEnabled(im) && !clean {
-		recs := leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, inIsr(id))
-		return append(recs, leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, inElr(id))...)
+		recs := leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, replicaPartitions(im, id), inIsr(id))
+		return append(recs, leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, replicaPartitions(im, id), inElr(id))...)
 	}
-	return leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))
+	return leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inIsr(id))
 }
 
 // finalized is the finalized feature levels, with kraft.version as the
@@ -239,7 +239,7 @@ func (c *Controller) registerOffset(id int32) int64 {
 // fenceRecords fences a broker: it leaves every ISR it can leave, loses its
 // leaderships, and is marked fenced (Apache's handleBrokerFenced).
 func (c *Controller) fenceRecords(im *metadata.Image, id int32) []metadata.Record {
-	recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))
+	recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inIsr(id))
 	return append(recs, &metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: im.Brokers[id].BrokerEpoch, Fenced: changeFence})
 }
 
@@ -247,7 +247,7 @@ func (c *Controller) fenceRecords(im *metadata.Image, id int32) []metadata.Recor
 // ISR holds it a leader again (Apache's handleBrokerUnfenced).
 func (c *Controller) unfenceRecords(im *metadata.Image, id int32, epoch int64) []metadata.Record {
 	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: epoch, Fenced: changeUnfence}}
-	return append(recs, leaderAndIsrUpdates(im, noLeader, id, noLeader, c.settings, leaderless)...)
+	return append(recs, leaderAndIsrUpdates(im, noLeader, id, noLeader, c.settings, allPartitions(im), leaderless)...)
 }
 
 // controlledShutdownRecords mark a broker as shutting down and move its
@@ -259,7 +259,7 @@ func (c *Controller) controlledShutdownRecords(im *metadata.Image, id int32, b m
 		r.SetVersion(1)
 		recs = append(recs, r)
 	}
-	return append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))...)
+	return append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inIsr(id))...)
 }
 
 // FenceStaleBrokers fences at most one broker whose session has expired,
@@ -297,8 +297,8 @@ func (c *Controller) UnregisterBroker(ctx context.Context, id int32) error {
 		if !ok {
 			return nil, nil, apiErr(kerr.BrokerIDNotRegistered.Code, "Broker ID %d is not currently registered", id)
 		}
-		recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inIsr(id))
-		recs = append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, inElr(id))...)
+		recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inIsr(id))
+		recs = append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inElr(id))...)
 		c.sessions.remove(id)
 		return append(recs, &metadata.UnregisterBrokerRecord{BrokerId: id, BrokerEpoch: b.BrokerEpoch}), nil, nil
 	})
