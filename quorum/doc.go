@@ -79,8 +79,10 @@
 // successors ordered by fetch offset; followers apply Apache's position-based
 // backoff; the leader resends BeginQuorumEpoch every fetch timeout / 2,
 // starts each epoch with a LeaderChange control batch (plus KRaftVersion and
-// Voters when kraft.version >= 1), and writes Config.IdleRecord when the log
-// has been idle for IdleIntervalMs. The high watermark is the largest offset
+// Voters when kraft.version >= 1), and, once a record of its epoch has
+// committed (SoftState.EpochCommitted, the moment Apache hands leadership to
+// its controller), writes Config.IdleRecord when the log has been idle for
+// IdleIntervalMs. The high watermark is the largest offset
 // a majority of voters hold, and moves only once it passes the leader's
 // epoch start offset.
 package quorum
