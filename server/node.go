@@ -43,16 +43,16 @@ type Node struct {
 	err    error
 
 	// Loop-owned state.
-	waiters      map[uint64]chan kmsg.Response
-	nextInbound  uint64
-	hw           int64
-	soft         quorum.SoftState
-	activated    int32 // epoch whose activation records were proposed, -1 none
+	waiters     map[uint64]chan kmsg.Response
+	nextInbound uint64
+	hw          int64
+	soft        quorum.SoftState
+	activated   int32 // epoch whose activation records were proposed, -1 none
 	// held are proposals made while this node leads an epoch it has not
 	// activated yet: they wait behind the activation records, which on an
 	// empty log are the bootstrap feature levels. An Apache follower stops
 	// when it commits any record before metadata.version is known.
-	held []*proposal
+	held         []*proposal
 	commitWaits  []commitWait
 	snapshotSink *storage.SnapshotWriter
 	snapshots    *Snapshotter // writes snapshots of the committed log (snapshots.go)
@@ -79,6 +79,14 @@ type proposal struct {
 	// stamp, if set, learns the offset of the first record before the
 	// records are encoded (a broker epoch is its registration's offset).
 	stamp func(firstOffset int64)
+	// epoch, if not 0 (no leader has epoch 0), is the leader epoch the
+	// records were built for. The controller validates each operation
+	// against the records of the ones before it that are not committed
+	// yet, so its records may enter the log only behind all of those: once
+	// this node stops leading that epoch it never leads it again, so
+	// refusing every proposal of an epoch this node no longer leads makes
+	// the ones that land a prefix of those made.
+	epoch int32
 }
 
 type commitWait struct {
@@ -276,14 +284,19 @@ func (n *Node) handleEvent(ev nodeEvent) {
 }
 
 func (n *Node) propose(p *proposal) {
-	if st := n.core.Status(); st.Role == quorum.RoleLeader && n.activated != st.Epoch {
+	st := n.core.Status()
+	if st.Role == quorum.RoleLeader && n.activated != st.Epoch {
 		n.held = append(n.held, p)
+		return
+	}
+	if p.epoch != 0 && (st.Role != quorum.RoleLeader || st.Epoch != p.epoch) {
+		p.done <- ErrNotController
 		return
 	}
 	if p.stamp != nil {
 		// On the leader the core appends at its log end; elsewhere Propose
 		// fails below and the stamp is never seen.
-		p.stamp(n.core.Status().EndOffset)
+		p.stamp(st.EndOffset)
 	}
 	values := make([][]byte, len(p.records))
 	for i, r := range p.records {
