@@ -15,13 +15,22 @@ import (
 
 // Quorum is what the active controller needs from the consensus layer.
 type Quorum interface {
-	// Propose writes records and waits until they are committed and
-	// replayed into the image. stamp, if not nil, is called with the offset
-	// the first record will get, before the records are encoded, so a
-	// record may carry its own offset (a broker epoch is the offset of its
-	// registration). It returns ErrNotController when this node is not, or
-	// stops being, the leader.
-	Propose(ctx context.Context, records []metadata.Record, stamp func(firstOffset int64)) (int64, error)
+	// Append hands records to the log without waiting for them to commit.
+	// Appends reach the log in call order, and only while this node leads
+	// epoch: since a node never leads an epoch again once it has lost it,
+	// the appends of an epoch that land are a prefix of those made, so a
+	// write never lands without every write made before it for the epoch.
+	//
+	// stamp, if not nil, is called with the offset the first record gets
+	// when the log takes them, before they are encoded, so a record may
+	// carry its own offset (a broker epoch is the offset of its
+	// registration). done is called exactly once, from any goroutine: with
+	// nil once the records have committed and been replayed into the
+	// image, else with the reason they may never be (ErrNotController when
+	// this node is not, or stops being, the leader of epoch). Append
+	// returns an error, and never calls done, only when it could not hand
+	// the records over.
+	Append(ctx context.Context, epoch int32, records []metadata.Record, stamp func(firstOffset int64), done func(firstOffset int64, err error)) error
 	// Leader reports whether this node leads the quorum, and in which epoch.
 	Leader() (epoch int32, ok bool)
 }
@@ -145,31 +154,129 @@ func (c *Controller) Activate(q Quorum, s Settings) {
 	c.readyEpoch = -1
 }
 
-// exec runs one controller operation. Operations run one at a time, so each
-// one validates against an image holding the effects of every earlier one:
-// Propose returns only once the records are committed and replayed. build
-// sees the image under the read lock and must not keep references into it;
+// written is where an operation's effects end in the log: first and last
+// are the offsets of its own records, or, for an operation that wrote
+// nothing, first is -1 and last is the end of the latest write it read
+// (-1 when it read only committed records).
+type written struct{ first, last int64 }
+
+var nothingWritten = written{-1, -1}
+
+// exec runs one controller operation. Operations are built one at a time,
+// each against the speculative image, which holds the effects of every
+// earlier operation whether committed or not; so many may be in flight,
+// and each is answered once its records have committed, in log order.
+// build sees the speculative image and must not keep references into it;
 // it returns the records to write (none for a read or a rejected request).
-func (c *Controller) exec(ctx context.Context, build func(im *metadata.Image) ([]metadata.Record, func(int64), error)) (int64, error) {
+// An operation that writes nothing may have read records not yet
+// committed, so it is answered only once those have (as Apache does).
+func (c *Controller) exec(ctx context.Context, build func(im *metadata.Image) ([]metadata.Record, func(int64), error)) (written, error) {
 	c.op.Lock()
-	defer c.op.Unlock()
 	if err := c.ready(ctx); err != nil {
-		return -1, err
+		c.op.Unlock()
+		return nothingWritten, err
 	}
-	c.mu.RLock()
-	records, stamp, err := build(c.image)
-	c.mu.RUnlock()
+	records, stamp, err := build(c.spec)
 	if err != nil || len(records) == 0 {
-		return -1, err
+		latest, failures := c.pipe.latest()
+		if failures != c.specFailures {
+			// What it read may include records that will never commit.
+			c.spec = nil
+			c.op.Unlock()
+			return nothingWritten, ErrNotController
+		}
+		c.op.Unlock()
+		if latest == nil {
+			return nothingWritten, err
+		}
+		if werr := latest.wait(ctx); werr != nil {
+			return nothingWritten, werr
+		}
+		return written{-1, latest.last()}, err
 	}
-	return c.quorum.Propose(ctx, records, stamp)
+	w, err := c.submit(ctx, records, stamp)
+	c.op.Unlock()
+	if err != nil {
+		return nothingWritten, err
+	}
+	if err := w.wait(ctx); err != nil {
+		return nothingWritten, err
+	}
+	return written{w.first, w.last()}, nil
 }
 
-// ready checks that this node is the active controller and, the first time
-// in a leader epoch, waits until the image holds every record committed
-// before the epoch began: a record of the new epoch committing proves that.
-// It also starts the epoch's broker sessions afresh, as Apache does on
-// activation: every registered broker gets a full session from now.
+// submit applies an operation's records to the speculative image and hands
+// them to the quorum. Called with c.op held, which keeps the order of the
+// image and of the log the same.
+func (c *Controller) submit(ctx context.Context, records []metadata.Record, stamp func(int64)) (*pendingWrite, error) {
+	if _, failures := c.pipe.latest(); failures != c.specFailures {
+		// An earlier write failed after this operation was built; the
+		// quorum would refuse this one too.
+		c.spec = nil
+		return nil, ErrNotController
+	}
+	if stamp == nil {
+		if _, err := c.spec.ApplyAll(records); err != nil {
+			c.spec = nil
+			return nil, fmt.Errorf("controller: the records of an operation do not apply: %w", err)
+		}
+	}
+	// Records that carry their own offset reach the speculative image
+	// only once the log has given them one; the next operation waits for
+	// that (below), which costs one pass of the quorum loop, and only
+	// registrations of a new broker incarnation need it.
+	taken := make(chan struct{})
+	count := len(records)
+	onTaken := func(first int64) {
+		c.noteOwnWrite(first, count)
+		if stamp != nil {
+			stamp(first)
+		}
+		close(taken)
+	}
+	w := c.pipe.add(count)
+	if err := c.quorum.Append(ctx, c.readyEpoch, records, onTaken, func(first int64, err error) { c.pipe.settle(w, first, err) }); err != nil {
+		// Never handed over: the log will not hold what the speculative
+		// image does.
+		c.pipe.settle(w, -1, err)
+		c.spec = nil
+		return nil, err
+	}
+	if stamp == nil {
+		return w, nil
+	}
+	select {
+	case <-taken:
+	case <-w.settled:
+	case <-ctx.Done():
+	}
+	select {
+	case <-taken:
+		if _, err := c.spec.ApplyAll(records); err != nil {
+			c.spec = nil
+		}
+		return w, nil
+	default:
+	}
+	select {
+	case <-w.settled:
+		// Refused: the failure count makes the next operation rebuild.
+		return w, nil
+	default:
+		// It may still be taken; whether it is shows once it settles.
+		c.spec = nil
+		return nil, ctx.Err()
+	}
+}
+
+// ready checks that this node is the active controller and that the
+// speculative image is usable. The first time in a leader epoch it waits
+// until the image holds every record committed before the epoch began: a
+// record of the new epoch committing proves that. It also starts the
+// epoch's broker sessions afresh, as Apache does on activation: every
+// registered broker gets a full session from now. After a failed write, or
+// a record in the log that is not the active side's own, it rebuilds the
+// speculative image from the committed one once no write is pending.
 // Called with c.op held.
 func (c *Controller) ready(ctx context.Context) error {
 	if c.quorum == nil {
@@ -177,11 +284,19 @@ func (c *Controller) ready(ctx context.Context) error {
 	}
 	epoch, ok := c.quorum.Leader()
 	if !ok {
+		c.spec = nil
 		return ErrNotController
 	}
 	if c.readyEpoch == epoch {
+		if _, failures := c.pipe.latest(); failures != c.specFailures || c.diverged.Load() {
+			c.spec = nil
+		}
+		if c.spec == nil {
+			return c.rebuildSpec(ctx)
+		}
 		return nil
 	}
+	c.spec = nil
 	// On a log that has never held a metadata.version the node first writes
 	// the bootstrap records (ActivationRecords). Nothing may precede them:
 	// an Apache follower that commits a record before any metadata.version
@@ -193,7 +308,17 @@ func (c *Controller) ready(ctx context.Context) error {
 	if !bootstrapped && len(c.bootstrap) > 0 {
 		return ErrNotController
 	}
-	if _, err := c.quorum.Propose(ctx, []metadata.Record{&metadata.NoOpRecord{}}, nil); err != nil {
+	// Writes of an earlier leadership settle first (the loss of it fails
+	// them), so that none is pending once the barrier has committed.
+	if err := c.pipe.drain(ctx); err != nil {
+		return err
+	}
+	w := c.pipe.add(1)
+	if err := c.quorum.Append(ctx, epoch, []metadata.Record{&metadata.NoOpRecord{}}, nil, func(first int64, err error) { c.pipe.settle(w, first, err) }); err != nil {
+		c.pipe.settle(w, -1, err)
+		return err
+	}
+	if err := w.wait(ctx); err != nil {
 		return err
 	}
 	now := c.settings.Now()
@@ -204,7 +329,39 @@ func (c *Controller) ready(ctx context.Context) error {
 	}
 	c.mu.RUnlock()
 	c.readyEpoch = epoch
+	return c.rebuildSpec(ctx)
+}
+
+// rebuildSpec makes the speculative image a copy of the committed one, once
+// every pending write has committed or failed. Called with c.op held.
+func (c *Controller) rebuildSpec(ctx context.Context) error {
+	if err := c.pipe.drain(ctx); err != nil {
+		return err
+	}
+	_, failures := c.pipe.latest()
+	c.mu.Lock()
+	c.spec = c.image.Clone()
+	c.watchOwn, c.ownWrites = true, nil
+	c.diverged.Store(false)
+	c.mu.Unlock()
+	c.specFailures = failures
 	return nil
+}
+
+// dropSpeculation lets go of the speculative image on a node that no
+// longer leads, where it is only memory.
+func (c *Controller) dropSpeculation() {
+	c.op.Lock()
+	defer c.op.Unlock()
+	if c.spec == nil {
+		return
+	}
+	if _, ok := c.quorum.Leader(); !ok {
+		c.spec = nil
+		c.mu.Lock()
+		c.watchOwn, c.ownWrites = false, nil
+		c.mu.Unlock()
+	}
 }
 
 // IsActive reports whether this node is the active controller.

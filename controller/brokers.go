@@ -166,8 +166,7 @@ func checkFeatureSupported(finalized map[string]int16, name string, lo, hi int16
 func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	var next brokerState
-	written := 0
-	first, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	out, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
 		b, ok := im.Brokers[req.BrokerID]
 		if !ok {
 			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
@@ -200,7 +199,6 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 		}
 		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.settings.Now())
 		resp.IsCaughtUp = req.CurrentMetadataOffset >= registerOffset
-		written = len(recs)
 		return recs, nil, nil
 	})
 	if err != nil {
@@ -210,11 +208,11 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 		// Every active broker must reach the end of what this heartbeat
 		// wrote (the leader moves) before this one may stop; when it wrote
 		// nothing (a new controller meeting a broker already shutting
-		// down), the end of the committed log (Apache's
-		// processBatchEndOffset).
-		end := c.Applied()
-		if first >= 0 {
-			end = first + int64(written) - 1
+		// down), the end of the log it read: the last pending write, else
+		// the committed log (Apache's processBatchEndOffset).
+		end := out.last
+		if end < 0 {
+			end = c.Applied()
 		}
 		c.op.Lock()
 		if c.sessions != nil {
@@ -268,6 +266,7 @@ func (c *Controller) controlledShutdownRecords(im *metadata.Image, id int32, b m
 // no-op on a node that is not the active controller.
 func (c *Controller) FenceStaleBrokers(ctx context.Context) (bool, error) {
 	if !c.IsActive() {
+		c.dropSpeculation()
 		return false, nil
 	}
 	fenced := false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kraftd/kraftd/metadata"
 )
@@ -23,14 +24,29 @@ type Controller struct {
 	// RegisterBrokerRecord: a broker is caught up once its metadata
 	// offset reaches it.
 	registerOffsets map[int32]int64
+	// watchOwn is set while the active side keeps a speculative image:
+	// Replay then checks each record against ownWrites, where the active
+	// side's pending records sit in the log, and sets diverged on any other
+	// record that changes the image (pipeline.go).
+	watchOwn  bool
+	ownWrites []offsetRange
+	diverged  atomic.Bool
 
-	// The active side (active.go). op serializes operations and guards
-	// the fields below it.
+	// The active side (active.go). op serializes building operations and
+	// guards the fields below it.
 	op         sync.Mutex
 	quorum     Quorum
 	settings   Settings
 	readyEpoch int32     // leader epoch whose catch-up barrier committed, -1 none
 	sessions   *sessions // broker heartbeat sessions of readyEpoch
+	// spec is the speculative image: the committed image plus the records
+	// of every write handed to the quorum and not yet committed, in log
+	// order. Operations validate against it. nil means it must be rebuilt
+	// from the committed image once no write is pending.
+	spec *metadata.Image
+	// specFailures is pipe.failures when spec was last known good.
+	specFailures uint64
+	pipe         pipeline
 }
 
 // New returns a controller whose image is empty. bootstrap holds the
@@ -51,7 +67,11 @@ func (c *Controller) Replay(offset int64, rec metadata.Record) error {
 	if r, ok := rec.(*metadata.RegisterBrokerRecord); ok {
 		c.registerOffsets[r.BrokerId] = offset
 	}
-	if err := c.image.Apply(rec); err != nil {
+	err := c.image.Apply(rec)
+	if c.watchOwn {
+		c.noteReplayed(offset, rec, err)
+	}
+	if err != nil {
 		return fmt.Errorf("controller: record at offset %d (%s): %w", offset, metadata.RecordName(rec.Key()), err)
 	}
 	return nil
@@ -73,6 +93,9 @@ func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset
+	if c.watchOwn {
+		c.diverged.Store(true) // a leader never installs one; but if it did
+	}
 	// A snapshot does not say where each registration was written; its
 	// end is a safe bound for "caught up".
 	c.registerOffsets = map[int32]int64{}

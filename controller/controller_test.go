@@ -14,8 +14,9 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// fakeQuorum commits every proposal at once into the controller, at
-// consecutive offsets, as the node's loop would after a quorum commit.
+// fakeQuorum commits every append at once into the controller, at
+// consecutive offsets, as the node's loop would after a quorum commit; or,
+// with hold set, keeps appends pending until commit or lose.
 type fakeQuorum struct {
 	mu     sync.Mutex
 	c      *Controller
@@ -23,31 +24,108 @@ type fakeQuorum struct {
 	epoch  int32
 	leader bool
 	log    []metadata.Record
+	hold   bool
+	held   []heldAppend
 }
 
-func (q *fakeQuorum) Propose(_ context.Context, recs []metadata.Record, stamp func(int64)) (int64, error) {
+// heldAppend is an append taken into the log but not committed.
+type heldAppend struct {
+	first int64
+	recs  []metadata.Record
+	done  func(int64, error)
+}
+
+func (q *fakeQuorum) Append(_ context.Context, epoch int32, recs []metadata.Record, stamp func(int64), done func(int64, error)) error {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	if !q.leader {
-		return -1, ErrNotController
+	if !q.leader || epoch != q.epoch {
+		q.mu.Unlock()
+		done(-1, ErrNotController)
+		return nil
 	}
 	first := q.next
 	if stamp != nil {
 		stamp(first)
 	}
+	dec := q.take(recs)
+	if q.hold {
+		q.held = append(q.held, heldAppend{first, dec, done})
+		q.mu.Unlock()
+		return nil
+	}
+	q.replay(first, dec)
+	q.mu.Unlock()
+	done(first, nil)
+	return nil
+}
+
+// take puts records at the end of the log, round-tripped through the wire
+// format as the log would.
+func (q *fakeQuorum) take(recs []metadata.Record) []metadata.Record {
+	var out []metadata.Record
 	for _, r := range recs {
-		// Round-trip through the wire format, as the log would.
 		dec, err := metadata.DecodeValue(metadata.EncodeValue(r))
 		if err != nil {
 			panic(err)
 		}
-		if err := q.c.Replay(q.next, dec); err != nil {
-			panic(err)
-		}
+		out = append(out, dec)
 		q.log = append(q.log, dec)
 		q.next++
 	}
-	return first, nil
+	return out
+}
+
+func (q *fakeQuorum) replay(first int64, recs []metadata.Record) {
+	for i, r := range recs {
+		if err := q.c.Replay(first+int64(i), r); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// write puts records in the log and commits them, as another writer (the
+// node's activation, or a test) would.
+func (q *fakeQuorum) write(recs []metadata.Record) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	first := q.next
+	q.replay(first, q.take(recs))
+}
+
+// commit commits the oldest n held appends.
+func (q *fakeQuorum) commit(n int) {
+	q.mu.Lock()
+	batch := q.held[:n]
+	q.held = q.held[n:]
+	for _, h := range batch {
+		q.replay(h.first, h.recs)
+	}
+	q.mu.Unlock()
+	for _, h := range batch {
+		h.done(h.first, nil)
+	}
+}
+
+// lose ends this node's leadership: held appends vanish from the log and
+// fail.
+func (q *fakeQuorum) lose() {
+	q.mu.Lock()
+	q.leader = false
+	held := q.held
+	q.held = nil
+	if len(held) > 0 {
+		q.log = q.log[:held[0].first]
+		q.next = held[0].first
+	}
+	q.mu.Unlock()
+	for _, h := range held {
+		h.done(-1, ErrNotController)
+	}
+}
+
+func (q *fakeQuorum) heldCount() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.held)
 }
 
 func (q *fakeQuorum) Leader() (int32, bool) {
@@ -68,9 +146,7 @@ func newTestController(t *testing.T, mv int16) (*Controller, *fakeQuorum, *clock
 	q := &fakeQuorum{c: c, epoch: 1, leader: true}
 	clk := &clock{now: time.Unix(1000, 0)}
 	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Now: clk.Now, Rand: rand.New(rand.NewPCG(1, 2))})
-	if _, err := q.Propose(context.Background(), []metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: mv}}, nil); err != nil {
-		t.Fatal(err)
-	}
+	q.write([]metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: mv}})
 	return c, q, clk
 }
 

@@ -77,9 +77,7 @@ func TestNothingBeforeTheBootstrapRecords(t *testing.T) {
 	if len(q.log) != 0 {
 		t.Fatalf("proposed before the bootstrap records: %v", q.log)
 	}
-	if _, err := q.Propose(context.Background(), c.ActivationRecords(), nil); err != nil {
-		t.Fatal(err)
-	}
+	q.write(c.ActivationRecords())
 	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); err != nil {
 		t.Fatalf("registration after bootstrap: %v", err)
 	}

@@ -26,12 +26,42 @@ import (
 // nodeQuorum is the controller's view of the node.
 type nodeQuorum struct{ n *Node }
 
-func (q nodeQuorum) Propose(ctx context.Context, records []metadata.Record, stamp func(int64)) (int64, error) {
-	off, err := q.n.proposeStamped(ctx, records, stamp)
-	if errors.Is(err, ErrNotController) || errors.Is(err, ErrStopped) {
-		err = controller.ErrNotController
+// Append hands the records to the quorum loop, which takes proposals in the
+// order they arrive, and reports their fate from a goroutine of their own,
+// so the controller need not wait for the commit to build the next
+// operation.
+func (q nodeQuorum) Append(ctx context.Context, epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
+	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), stamp: stamp, epoch: epoch}
+	select {
+	case q.n.events <- nodeEvent{proposal: p}:
+	case <-q.n.done:
+		return controller.ErrNotController
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return off, err
+	go func() {
+		var err error
+		select {
+		case err = <-p.done:
+		case <-q.n.done:
+			// The loop has stopped, perhaps right after answering.
+			select {
+			case err = <-p.done:
+			default:
+				err = ErrStopped
+			}
+		}
+		first := int64(-1)
+		select {
+		case first = <-p.offset: // sent before done, by the same loop
+		default:
+		}
+		if errors.Is(err, ErrNotController) || errors.Is(err, ErrStopped) {
+			err = controller.ErrNotController
+		}
+		done(first, err)
+	}()
+	return nil
 }
 
 func (q nodeQuorum) Leader() (int32, bool) {
