@@ -41,6 +41,14 @@ func placeReplicas(rng *rand.Rand, brokers []usableBroker, count int, rf int16) 
 	if rng != nil {
 		start = rng.IntN(len(order))
 	}
+	rackCount := 0
+	seen := map[string]bool{}
+	for _, b := range order {
+		if !seen[b.rack] {
+			seen[b.rack] = true
+			rackCount++
+		}
+	}
 	out := make([][]int32, count)
 	for p := range count {
 		replicas := make([]int32, 0, rf)
@@ -51,7 +59,9 @@ func placeReplicas(rng *rand.Rand, brokers []usableBroker, count int, rf int16) 
 		// Other replicas: walk the stripe after the leader, taking a new
 		// rack each time while one is left, then any broker not yet used.
 		pick := func(list []usableBroker, newRackOnly bool) {
-			for i := 1; i <= len(list) && len(replicas) < int(rf); i++ {
+			// Once every rack holds a replica no broker is on a new rack:
+			// stop, rather than walk every broker for each partition.
+			for i := 1; i <= len(list) && len(replicas) < int(rf) && !(newRackOnly && len(racks) >= rackCount); i++ {
 				b := list[(start+p+i)%len(list)]
 				if slices.Contains(replicas, b.id) || (newRackOnly && racks[b.rack]) {
 					continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -50,6 +51,14 @@ func runStart(c *cli.Context) error {
 	}
 	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).Msg("kraftd started")
 
+	// KRAFTD_CPUPROFILE=prefix writes a Go CPU profile of this run to
+	// prefix.<pid>, for profiling a node under a benchmark.
+	if prefix := os.Getenv("KRAFTD_CPUPROFILE"); prefix != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", prefix, os.Getpid()))
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- node.Run() }()
 	signals := make(chan os.Signal, 1)
