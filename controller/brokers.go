@@ -185,7 +185,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 		registerOffset := c.registerOffset(id)
 		in := heartbeatIntent{wantFence: req.WantFence, wantShutDown: req.WantShutdown, metadataOffset: req.CurrentMetadataOffset}
 		next = nextBrokerState(cur, in, registerOffset, func() bool { return leadsAny(im, id) },
-			c.sessions.shutdownOffset(id), c.sessions.lowestActiveOffset())
+			c.sessions.shutdownOffset(id), c.sessions.lowestActiveOffset) // a scan of every session: only a broker in controlled shutdown needs it
 		var recs []metadata.Record
 		if next != cur {
 			switch next {

@@ -17,6 +17,14 @@ type Controller struct {
 	nodeID    int32
 	bootstrap []metadata.Record
 
+	// usable caches the brokers new replicas may go to, for one image at
+	// one broker generation (see usableBrokers). Guarded by op.
+	usable struct {
+		im   *metadata.Image
+		gen  uint64
+		list []usableBroker
+	}
+
 	mu      sync.RWMutex
 	image   *metadata.Image
 	applied int64 // offset of the last replayed record, -1 before any

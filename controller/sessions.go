@@ -129,7 +129,7 @@ type heartbeatIntent struct {
 // registration; an unfenced broker asking to shut down that still leads
 // partitions enters controlled shutdown, and leaves it (shut down now) once
 // it leads nothing and every active broker has seen the leadership moves.
-func nextBrokerState(cur brokerState, in heartbeatIntent, registerOffset int64, hasLeaderships func() bool, shutdownOffset, lowestActive int64) brokerState {
+func nextBrokerState(cur brokerState, in heartbeatIntent, registerOffset int64, hasLeaderships func() bool, shutdownOffset int64, lowestActive func() int64) brokerState {
 	switch cur {
 	case stateFenced:
 		if in.wantShutDown {
@@ -157,7 +157,7 @@ func nextBrokerState(cur brokerState, in heartbeatIntent, registerOffset int64, 
 		if hasLeaderships() {
 			return stateControlledShutdown
 		}
-		if shutdownOffset <= lowestActive {
+		if shutdownOffset <= lowestActive() {
 			return stateShutdownNow
 		}
 		return stateControlledShutdown

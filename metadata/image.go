@@ -44,11 +44,14 @@ type Image struct {
 	// not keep was applied; it is not part of Hash.
 	unkept uint64
 
-	txn      []Record // records of an open metadata transaction
-	inTxn    bool
-	journal  *[]func() // while non-nil, mutations record how to undo themselves
-	group    *changeGroup
-	replicas replicaIndex // broker -> partitions listing it as a replica
+	txn     []Record // records of an open metadata transaction
+	inTxn   bool
+	journal *[]func() // while non-nil, mutations record how to undo themselves
+	// brokersGen changes whenever Brokers does, so that callers can cache
+	// what they derive from the broker set (BrokersGeneration).
+	brokersGen uint64
+	group      *changeGroup
+	replicas   replicaIndex // broker -> partitions listing it as a replica
 }
 
 // Topic is a topic and its partitions, indexed by partition id. Partitions
@@ -184,6 +187,11 @@ func NewImage() *Image {
 		ProducerIDs: ProducerIdsRecord{BrokerEpoch: -1},
 	}
 }
+
+// BrokersGeneration is a number that changes whenever Brokers changes; a
+// value derived from Brokers stays valid while it is the same on the same
+// image.
+func (im *Image) BrokersGeneration() uint64 { return im.brokersGen }
 
 // InTransaction reports whether a metadata transaction is open.
 func (im *Image) InTransaction() bool { return im.inTxn }

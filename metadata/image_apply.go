@@ -24,12 +24,14 @@ func (im *Image) putBroker(id int32, b RegisterBrokerRecord) {
 	old, had := im.Brokers[id]
 	im.undo(func() { restore(im.Brokers, id, old, had) })
 	im.Brokers[id] = b
+	im.brokersGen++
 }
 
 func (im *Image) deleteBroker(id int32) {
 	old, had := im.Brokers[id]
 	im.undo(func() { restore(im.Brokers, id, old, had) })
 	delete(im.Brokers, id)
+	im.brokersGen++
 }
 
 // broker returns the registration of id, checking the record's epoch
