@@ -17,12 +17,12 @@ type Controller struct {
 	nodeID    int32
 	bootstrap []metadata.Record
 
-	// usable caches the brokers new replicas may go to, for one image at
-	// one broker generation (see usableBrokers). Guarded by op.
-	usable struct {
-		im   *metadata.Image
-		gen  uint64
-		list []usableBroker
+	// placement caches the brokers new replicas may go to, for one image
+	// at one broker generation (see candidates). Guarded by op.
+	placement struct {
+		im  *metadata.Image
+		gen uint64
+		set *candidates
 	}
 
 	mu      sync.RWMutex

@@ -20,34 +20,45 @@ type usableBroker struct {
 // unfenced ones. The rotation starts at a random point (from rng), so many
 // small topics do not all lead on the same broker.
 func placeReplicas(rng *rand.Rand, brokers []usableBroker, count int, rf int16) ([][]int32, *Error) {
+	return newCandidates(brokers).place(rng, count, rf)
+}
+
+// candidates are the brokers of one placement, striped once: the stripes
+// depend only on the broker set, so the controller keeps them while it
+// does not change.
+type candidates struct {
+	brokers         []usableBroker
+	order, fallback []usableBroker // unfenced and fenced brokers, striped
+	rackCount       int            // distinct racks in order
+}
+
+func newCandidates(brokers []usableBroker) *candidates {
+	c := &candidates{brokers: brokers, order: stripe(brokers, false), fallback: stripe(brokers, true)}
+	seen := map[string]bool{}
+	for _, b := range c.order {
+		if !seen[b.rack] {
+			seen[b.rack] = true
+			c.rackCount++
+		}
+	}
+	return c
+}
+
+// place assigns replicas for count partitions (see placeReplicas).
+func (c *candidates) place(rng *rand.Rand, count int, rf int16) ([][]int32, *Error) {
+	brokers, order, fallback, rackCount := c.brokers, c.order, c.fallback, c.rackCount
 	if rf <= 0 {
 		return nil, apiErr(invalidReplicationFactor, "Invalid replication factor %d: the replication factor must be positive.", rf)
 	}
-	unfenced := 0
-	for _, b := range brokers {
-		if !b.fenced {
-			unfenced++
-		}
-	}
-	if unfenced == 0 {
+	if len(order) == 0 { // order lists exactly the unfenced brokers
 		return nil, apiErr(invalidReplicationFactor, "All brokers are currently fenced.")
 	}
 	if int(rf) > len(brokers) {
 		return nil, apiErr(invalidReplicationFactor, "The target replication factor of %d cannot be reached because only %d broker(s) are registered.", rf, len(brokers))
 	}
-	order := stripe(brokers, false)
-	fallback := stripe(brokers, true)
 	start := 0
 	if rng != nil {
 		start = rng.IntN(len(order))
-	}
-	rackCount := 0
-	seen := map[string]bool{}
-	for _, b := range order {
-		if !seen[b.rack] {
-			seen[b.rack] = true
-			rackCount++
-		}
 	}
 	out := make([][]int32, count)
 	for p := range count {

@@ -201,7 +201,7 @@ func (c *Controller) createTopic(im *metadata.Image, t *kmsg.CreateTopicsRequest
 			rf = c.settings.DefaultReplicationFactor
 		}
 		var err *Error
-		assignments, err = placeReplicas(c.settings.Rand, c.usableBrokers(im), int(n), rf)
+		assignments, err = c.candidates(im).place(c.settings.Rand, int(n), rf)
 		if err != nil {
 			return nil, apiErr(invalidReplicationFactor, "Unable to replicate the partition %d time(s): %s", rf, err.Message)
 		}
@@ -288,19 +288,20 @@ func validateManualAssignment(im *metadata.Image, replicas []int32, rf int) *Err
 	return nil
 }
 
-// usableBrokers are the brokers new replicas may go to: every registered
-// broker not in a controlled shutdown, by id. The list is kept until the
-// broker set changes: building it sorts every broker, which at a thousand
-// brokers cost more than the rest of a CreateTopics. Called with c.op held;
-// callers must not change the list.
-func (c *Controller) usableBrokers(im *metadata.Image) []usableBroker {
-	if c.usable.im != im || c.usable.gen != im.BrokersGeneration() {
-		c.usable.im, c.usable.gen, c.usable.list = im, im.BrokersGeneration(), listUsableBrokers(im)
+// candidates are the brokers new replicas may go to, striped for placement.
+// They are kept until the broker set changes: listing, sorting and striping
+// a thousand brokers cost more than the rest of a CreateTopics. Called with
+// c.op held.
+func (c *Controller) candidates(im *metadata.Image) *candidates {
+	if c.placement.im != im || c.placement.gen != im.BrokersGeneration() {
+		c.placement.im, c.placement.gen, c.placement.set = im, im.BrokersGeneration(), newCandidates(usableBrokers(im))
 	}
-	return c.usable.list
+	return c.placement.set
 }
 
-func listUsableBrokers(im *metadata.Image) []usableBroker {
+// usableBrokers are every registered broker not in a controlled shutdown,
+// by id.
+func usableBrokers(im *metadata.Image) []usableBroker {
 	var out []usableBroker
 	for id, b := range im.Brokers {
 		if b.InControlledShutdown {
@@ -510,7 +511,7 @@ func (c *Controller) createPartitions(im *metadata.Image, t *kmsg.CreatePartitio
 		}
 	} else {
 		var err *Error
-		if assignments, err = placeReplicas(c.settings.Rand, c.usableBrokers(im), additional, rf); err != nil {
+		if assignments, err = c.candidates(im).place(c.settings.Rand, additional, rf); err != nil {
 			return nil, err
 		}
 		for _, a := range assignments {
