@@ -57,6 +57,13 @@ type Config struct {
 	BrokerSessionTimeoutMs int
 	BrokerHeartbeatMs      int
 
+	// Topic defaults and leader balancing, as on an Apache controller.
+	NumPartitions            int32 // num.partitions
+	DefaultReplicationFactor int16 // default.replication.factor
+	UncleanLeaderElection    bool  // unclean.leader.election.enable
+	AutoLeaderRebalance      bool  // auto.leader.rebalance.enable
+	LeaderImbalanceCheckS    int   // leader.imbalance.check.interval.seconds
+
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
 }
@@ -134,6 +141,12 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.BrokerSessionTimeoutMs = int(p.int64("broker.session.timeout.ms", 9000, 1))
 	c.BrokerHeartbeatMs = int(p.int64("broker.heartbeat.interval.ms", 2000, 1))
 
+	c.NumPartitions = int32(p.int64("num.partitions", 1, 1))
+	c.DefaultReplicationFactor = int16(p.int64("default.replication.factor", 1, 1))
+	c.UncleanLeaderElection = p.bool("unclean.leader.election.enable", false)
+	c.AutoLeaderRebalance = p.bool("auto.leader.rebalance.enable", true)
+	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))
+
 	if p.err != nil {
 		return nil, p.err
 	}
@@ -210,6 +223,20 @@ func (p *parser) int64(key string, def, min int64) int64 {
 		return def
 	}
 	return v
+}
+
+func (p *parser) bool(key string, def bool) bool {
+	switch s := strings.ToLower(p.str(key, "")); s {
+	case "":
+		return def
+	case "true":
+		return true
+	case "false":
+		return false
+	default:
+		p.setErr(key, fmt.Errorf("%q is neither true nor false", s))
+		return def
+	}
 }
 
 func (p *parser) int32Req(key string, min int64) int32 {

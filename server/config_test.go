@@ -63,6 +63,8 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		"listener.security.protocol.map":      "CONTROLLER:SSL",
 		"controller.listener.names":           "OTHER",
 		"controller.quorum.bootstrap.servers": "127.0.0.1:9093",
+		"auto.leader.rebalance.enable":        "yes",
+		"num.partitions":                      "0",
 	} {
 		p := baseProps()
 		p[key] = value

@@ -81,8 +81,9 @@ func (n *Node) attachController() {
 		NodeID:                   n.cfg.NodeID,
 		ClusterID:                n.disk.Meta.ClusterID,
 		SessionTimeout:           time.Duration(n.cfg.BrokerSessionTimeoutMs) * time.Millisecond,
-		DefaultPartitions:        1,
-		DefaultReplicationFactor: 1,
+		DefaultPartitions:        n.cfg.NumPartitions,
+		DefaultReplicationFactor: n.cfg.DefaultReplicationFactor,
+		UncleanLeaderElection:    n.cfg.UncleanLeaderElection,
 		KRaftVersion:             n.disk.KRaftVersion,
 		Incarnation:              incarnation,
 		Listeners:                listeners,
@@ -95,12 +96,16 @@ func (n *Node) attachController() {
 const controllerTick = 100 * time.Millisecond
 
 // runController does the controller's timed work until the node stops: on
-// the active controller, fence brokers whose session expired; on every
-// node, register this controller once metadata.version allows it.
+// the active controller, fence brokers whose session expired and, every
+// leader.imbalance.check.interval.seconds, move leadership back to
+// preferred replicas; on every node, register this controller once
+// metadata.version allows it.
 func (n *Node) runController() {
 	t := time.NewTicker(controllerTick)
 	defer t.Stop()
 	var nextRegistration time.Time
+	balanceEvery := time.Duration(n.cfg.LeaderImbalanceCheckS) * time.Second
+	nextBalance := time.Now().Add(balanceEvery)
 	for {
 		select {
 		case <-n.done:
@@ -114,6 +119,14 @@ func (n *Node) runController() {
 			fenced, err := n.ctl.FenceStaleBrokers(ctx)
 			if err != nil || !fenced {
 				break
+			}
+		}
+		if n.cfg.AutoLeaderRebalance && time.Now().After(nextBalance) && n.ctl.IsActive() {
+			nextBalance = time.Now().Add(balanceEvery)
+			if moved, err := n.ctl.BalanceLeaders(ctx); err != nil {
+				n.log.Debug().Err(err).Msg("preferred-leader balancing not done")
+			} else if moved > 0 {
+				n.log.Info().Int("partitions", moved).Msg("moved leadership back to preferred replicas")
 			}
 		}
 		if time.Now().After(nextRegistration) {
