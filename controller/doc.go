@@ -37,7 +37,8 @@
 // sessions.go), partition leader election and ISR/ELR changes
 // (partitions.go), striped replica placement (placement.go), topic and
 // config validation (topics.go, configs.go), AlterPartition and
-// ElectLeaders (alterpartition.go), UpdateFeatures (features_update.go).
+// ElectLeaders (alterpartition.go), automatic preferred-leader balancing
+// (balance.go), UpdateFeatures (features_update.go).
 //
 // Applying committed records must be deterministic: it never reads the clock
 // or does I/O; timestamps arrive inside records. Only the active side reads
