@@ -217,22 +217,13 @@ func WaitMixedLeader(t testing.TB, up []*MixedMember, accept func(*QuorumStatus)
 				t.Fatalf("%s exited (%v) while a leader was awaited", m, err)
 			}
 		}
-		var last error
+		var addrs []string
 		for _, m := range up {
-			s, err := DescribeQuorum(m.Addr())
-			if err == nil && s.LeaderID < 0 {
-				err = errorf("DescribeQuorum from %s: no leader yet", m)
-			}
-			if err == nil && accept != nil {
-				err = accept(s)
-			}
-			if err == nil {
-				got = s
-				return nil
-			}
-			last = err
+			addrs = append(addrs, m.Addr())
 		}
-		return last
+		var err error
+		got, err = leaderAmong(addrs, accept)
+		return err
 	})
 	return got
 }

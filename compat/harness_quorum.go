@@ -120,23 +120,30 @@ func DescribeQuorum(addr string) (*QuorumStatus, error) {
 func WaitLeader(t testing.TB, addrs []string, accept func(*QuorumStatus) error) *QuorumStatus {
 	t.Helper()
 	var got *QuorumStatus
-	Eventually(t, ReadyTimeout, fmt.Sprintf("a quorum leader among %v", addrs), nil, func() error {
-		var last error
-		for _, a := range addrs {
-			s, err := DescribeQuorum(a)
-			if err == nil && s.LeaderID < 0 {
-				err = errorf("DescribeQuorum from %s: no leader yet", a)
-			}
-			if err == nil && accept != nil {
-				err = accept(s)
-			}
-			if err == nil {
-				got = s
-				return nil
-			}
-			last = err
-		}
-		return last
+	Eventually(t, ReadyTimeout, fmt.Sprintf("a quorum leader among %v", addrs), nil, func() (err error) {
+		got, err = leaderAmong(addrs, accept)
+		return err
 	})
 	return got
+}
+
+// leaderAmong asks each address once with DescribeQuorum and returns the
+// first answer that names a leader and that accept, if not nil, agrees
+// with; otherwise the last reason none did.
+func leaderAmong(addrs []string, accept func(*QuorumStatus) error) (*QuorumStatus, error) {
+	var last error
+	for _, a := range addrs {
+		s, err := DescribeQuorum(a)
+		if err == nil && s.LeaderID < 0 {
+			err = errorf("DescribeQuorum from %s: no leader yet", a)
+		}
+		if err == nil && accept != nil {
+			err = accept(s)
+		}
+		if err == nil {
+			return s, nil
+		}
+		last = err
+	}
+	return nil, last
 }
