@@ -42,9 +42,10 @@
 // features, broker and controller registrations, topics and partitions (by
 // id and by name; partitions as 72-byte values in a slice per topic, with
 // the rarely set reassignment, directory and ELR fields behind one pointer
-// and read through methods), configs and the producer-id block. Metadata
-// transactions apply all at once at their EndTransactionRecord or not at
-// all. ApplyAll (image_batch.go) applies a slice of records exactly as
+// and read through methods), configs, the producer-id block, ACLs, client
+// quotas, SCRAM credentials and delegation tokens (image_security.go).
+// Metadata transactions apply all at once at their EndTransactionRecord or
+// not at all. ApplyAll (image_batch.go) applies a slice of records exactly as
 // Apply would one by one, but resolves runs of PartitionChangeRecords in
 // stages so that their cache misses overlap. PartitionsOfBroker
 // (image_brokers.go) lists the partitions whose replicas hold a broker from
@@ -58,14 +59,15 @@
 // WriteRecords (image_records.go) walks an image as the records that
 // rebuild it, in Apache's MetadataImage.write order: metadata.version first
 // at record version 0, the other features, brokers, controllers, each topic
-// with its partitions, configs, the producer-id block. Record versions and
+// with its partitions, configs, client quotas, the producer-id block, ACLs,
+// SCRAM credentials, delegation tokens. Record versions and
 // what may be written follow the image's metadata.version as Apache's
 // ImageWriterOptions does (RegisterBrokerRecord v1-v4, PartitionRecord
 // v0-v2 with a MIGRATING directory per replica from 3.7-IV2, ELR fields
-// only when eligible.leader.replicas.version >= 1). Where the version cannot
-// express the image, or the image applied ACL, quota, SCRAM or delegation
-// token records it does not keep yet, it fails with ErrUnwritable rather
-// than write a snapshot that loses data.
+// only when eligible.leader.replicas.version >= 1, SCRAM credentials from
+// 3.5-IV2 and delegation tokens from 3.6-IV2). Where the version cannot
+// express the image, it fails with ErrUnwritable rather than write a
+// snapshot that loses data.
 //
 // WriteSnapshot streams an image into Apache's snapshot file (header batch
 // with KRaftVersion and Voters at kraft.version 1, data batches of at most

@@ -3,12 +3,13 @@ package metadata
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // Image is what the cluster knows after applying a prefix of the metadata
 // log: finalized features, broker and controller registrations, topics and
-// their partitions, dynamic configs and the producer-id high-water mark.
+// their partitions, dynamic configs, the producer-id high-water mark, and
+// the security state: ACLs, client quotas, SCRAM credentials and delegation
+// tokens (image_security.go).
 // Records are applied in log order with Apply; it is plain data with no
 // clock and no I/O, so two nodes that apply the same records have images
 // with the same Hash.
@@ -17,10 +18,8 @@ import (
 // EndTransactionRecord) are held back and applied together at the End, or
 // dropped at an AbortTransactionRecord, so a reader never sees half of one.
 //
-// ACLs, quotas, SCRAM credentials, delegation tokens and the legacy ZK
-// migration state are not kept yet; their records are accepted and ignored,
-// but an image that saw any of the first four refuses to be written as a
-// snapshot (WriteRecords), since the snapshot would silently drop them.
+// The legacy ZK migration state is not kept: its record is accepted and
+// ignored, as Apache 4.x does.
 //
 // An Image is not safe for concurrent use.
 type Image struct {
@@ -39,10 +38,16 @@ type Image struct {
 	Configs map[ConfigResource]map[string]string
 	// ProducerIDs is the latest producer-id block assignment.
 	ProducerIDs ProducerIdsRecord
-
-	// unkept has bit k set once a record with apiKey k that the image does
-	// not keep was applied; it is not part of Hash.
-	unkept uint64
+	// ACLs holds the access control entries by id.
+	ACLs map[Uuid]AccessControlEntryRecord
+	// ClientQuotas maps an entity to its quota values by key; an entity
+	// with no quota left is absent. Each entity's map is replaced, never
+	// edited, once stored.
+	ClientQuotas map[QuotaEntity]map[string]float64
+	// Scram holds the SCRAM credentials by user and mechanism.
+	Scram map[ScramKey]UserScramCredentialRecord
+	// DelegationTokens holds the delegation tokens by token id.
+	DelegationTokens map[string]DelegationTokenRecord
 
 	txn     []Record // records of an open metadata transaction
 	inTxn   bool
@@ -185,6 +190,11 @@ func NewImage() *Image {
 		TopicIDs:    map[string]Uuid{},
 		Configs:     map[ConfigResource]map[string]string{},
 		ProducerIDs: ProducerIdsRecord{BrokerEpoch: -1},
+
+		ACLs:             map[Uuid]AccessControlEntryRecord{},
+		ClientQuotas:     map[QuotaEntity]map[string]float64{},
+		Scram:            map[ScramKey]UserScramCredentialRecord{},
+		DelegationTokens: map[string]DelegationTokenRecord{},
 	}
 }
 
@@ -317,12 +327,8 @@ func (im *Image) apply(rec Record) error {
 		old := im.ProducerIDs
 		im.undo(func() { im.ProducerIDs = old })
 		im.ProducerIDs = *r
-	case *AccessControlEntryRecord, *RemoveAccessControlEntryRecord, *ClientQuotaRecord,
-		*UserScramCredentialRecord, *RemoveUserScramCredentialRecord,
-		*DelegationTokenRecord, *RemoveDelegationTokenRecord:
-		// Not undone with a transaction: the mark only ever errs on the side
-		// of refusing a snapshot.
-		im.unkept |= 1 << uint(rec.Key())
+	default:
+		return im.applySecurity(rec)
 	}
 	return nil
 }
@@ -331,15 +337,4 @@ func (im *Image) apply(rec Record) error {
 // snapshot keeps only the next id (broker id and epoch are -1 there).
 func (im *Image) hasProducerIDs() bool {
 	return im.ProducerIDs.BrokerEpoch != -1 || im.ProducerIDs.NextProducerId > 0
-}
-
-// unkeptNames names the record types behind im.unkept.
-func (im *Image) unkeptNames() string {
-	var names []string
-	for k := range 64 {
-		if im.unkept&(1<<uint(k)) != 0 {
-			names = append(names, RecordName(int16(k)))
-		}
-	}
-	return strings.Join(names, ", ")
 }

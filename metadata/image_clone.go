@@ -8,8 +8,9 @@ import "maps"
 // It copies what apply edits in place (the maps, each topic and its
 // partition slice, the broker index) and shares what apply only ever
 // replaces: a partition's replica, ISR and rare-field lists, a broker's
-// lists, each resource's config map. So a clone costs one copy of the
-// partition table, not of everything it points to.
+// lists, each resource's config map and each entity's quota map, and the
+// byte and string slices of the security records. So a clone costs one
+// copy of the partition table, not of everything it points to.
 func (im *Image) Clone() *Image {
 	out := &Image{
 		Features:    maps.Clone(im.Features),
@@ -19,9 +20,13 @@ func (im *Image) Clone() *Image {
 		TopicIDs:    maps.Clone(im.TopicIDs),
 		Configs:     maps.Clone(im.Configs),
 		ProducerIDs: im.ProducerIDs,
-		unkept:      im.unkept,
 		txn:         append([]Record(nil), im.txn...),
 		inTxn:       im.inTxn,
+
+		ACLs:             maps.Clone(im.ACLs),
+		ClientQuotas:     maps.Clone(im.ClientQuotas),
+		Scram:            maps.Clone(im.Scram),
+		DelegationTokens: maps.Clone(im.DelegationTokens),
 	}
 	for id, t := range im.Topics {
 		c := *t

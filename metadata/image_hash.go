@@ -72,6 +72,7 @@ func (im *Image) Hash() [32]byte {
 	// keeps nothing else of the last assignment.
 	h.section("producer ids")
 	h.int(im.ProducerIDs.NextProducerId)
+	h.security(im)
 	var sum [32]byte
 	h.h.Sum(sum[:0])
 	return sum

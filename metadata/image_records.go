@@ -23,9 +23,10 @@ const (
 )
 
 // ErrUnwritable means the image holds something the records of its
-// metadata.version cannot express, or state this package does not keep, so
-// a snapshot written from it would lose data. Apache's ImageWriterOptions
-// loss handler throws in the same cases; a snapshot must not be written.
+// metadata.version cannot express (such as SCRAM credentials before
+// 3.5-IV2), so a snapshot written from it would lose data. Apache's
+// ImageWriterOptions loss handler throws in the same cases; a snapshot must
+// not be written.
 var ErrUnwritable = errors.New("metadata: image cannot be written as records without loss")
 
 // Records returns the records that rebuild the image; see WriteRecords.
@@ -42,8 +43,9 @@ func (im *Image) Records() ([]Record, error) {
 // applied to an empty one, in Apache's snapshot order (MetadataImage.write):
 // feature levels with metadata.version first (at record version 0, so any
 // reader can learn the version before anything else), brokers, controllers,
-// each topic followed by its partitions, configs, then the producer-id
-// block. Record versions follow the image's metadata.version as Apache's
+// each topic followed by its partitions, configs, client quotas, the
+// producer-id block, ACLs, SCRAM credentials and delegation tokens. Record
+// versions follow the image's metadata.version as Apache's
 // ImageWriterOptions does; ELR fields are written only when
 // eligible.leader.replicas.version is at least 1, as in Apache.
 //
@@ -73,13 +75,12 @@ func (im *Image) writeRecords(fn func(Record) error, reuse bool) error {
 	if !ok {
 		return fmt.Errorf("%w: the image has no metadata.version", ErrUnwritable)
 	}
-	if im.unkept != 0 {
-		return fmt.Errorf("%w: it applied records it does not keep (%s)", ErrUnwritable, im.unkeptNames())
-	}
 	w := &imageWriter{mv: mv, elr: im.Features[elrFeature] >= 1, fn: fn, reuse: reuse}
 	steps := []func(*imageWriter, *Image) error{
 		(*imageWriter).features, (*imageWriter).brokers, (*imageWriter).controllers,
-		(*imageWriter).topics, (*imageWriter).configs, (*imageWriter).producerIDs,
+		(*imageWriter).topics, (*imageWriter).configs, (*imageWriter).clientQuotas,
+		(*imageWriter).producerIDs, (*imageWriter).acls, (*imageWriter).scram,
+		(*imageWriter).delegationTokens,
 	}
 	for _, step := range steps {
 		if err := step(w, im); err != nil {

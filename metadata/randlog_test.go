@@ -87,7 +87,7 @@ func (g *logGen) topicIDs() []Uuid {
 }
 
 func (g *logGen) step() {
-	switch g.rnd.IntN(14) {
+	switch g.rnd.IntN(16) {
 	case 0, 1:
 		g.emit(g.broker())
 	case 2:
@@ -142,6 +142,66 @@ func (g *logGen) step() {
 		if g.rnd.IntN(3) == 0 {
 			g.emit(&FeatureLevelRecord{Name: "group.version", FeatureLevel: int16(g.rnd.IntN(2))})
 		}
+	case 14, 15:
+		g.security()
+	}
+}
+
+// security emits an ACL, client quota, SCRAM or delegation token record,
+// adding or removing. SCRAM and tokens only from the metadata.version whose
+// snapshots can hold them. Names come from small pools so that removals and
+// overwrites hit existing entries.
+func (g *logGen) security() {
+	switch g.rnd.IntN(4) {
+	case 0:
+		ids := sortedACLIDs(g.im.ACLs)
+		if len(ids) > 0 && g.rnd.IntN(3) == 0 {
+			g.emit(&RemoveAccessControlEntryRecord{Id: ids[g.rnd.IntN(len(ids))]})
+			return
+		}
+		g.emit(&AccessControlEntryRecord{Id: Uuid{0xac, byte(g.rnd.IntN(6))},
+			ResourceType: int8(2 + g.rnd.IntN(3)), ResourceName: fmt.Sprint("res", g.rnd.IntN(3)),
+			PatternType: int8(3 + g.rnd.IntN(2)), Principal: fmt.Sprint("User:u", g.rnd.IntN(3)),
+			Host: "*", Operation: int8(2 + g.rnd.IntN(10)), PermissionType: int8(2 + g.rnd.IntN(2))})
+	case 1:
+		var entity []ClientQuotaRecordEntityData
+		for _, typ := range []string{"user", "client-id", "ip"} {
+			switch g.rnd.IntN(3) {
+			case 0:
+				entity = append(entity, ClientQuotaRecordEntityData{EntityType: typ})
+			case 1:
+				entity = append(entity, ClientQuotaRecordEntityData{EntityType: typ, EntityName: ptr(fmt.Sprint(typ, g.rnd.IntN(2)))})
+			}
+		}
+		g.rnd.Shuffle(len(entity), func(i, j int) { entity[i], entity[j] = entity[j], entity[i] })
+		g.emit(&ClientQuotaRecord{Entity: entity, QuotaKey: fmt.Sprint("k", g.rnd.IntN(3)),
+			Value: float64(g.rnd.IntN(1000)) / 8, Remove: g.rnd.IntN(3) == 0})
+	case 2:
+		if g.mv < mvScram {
+			return
+		}
+		name, mech := fmt.Sprint("u", g.rnd.IntN(3)), int8(1+g.rnd.IntN(2))
+		if g.rnd.IntN(3) == 0 {
+			g.emit(&RemoveUserScramCredentialRecord{Name: name, Mechanism: mech})
+			return
+		}
+		g.emit(&UserScramCredentialRecord{Name: name, Mechanism: mech, Salt: []byte{byte(g.rnd.IntN(256))},
+			StoredKey: []byte("stored"), ServerKey: []byte("server"), Iterations: int32(4096 + g.rnd.IntN(2))})
+	case 3:
+		if g.mv < mvDelegationTokens {
+			return
+		}
+		id := fmt.Sprint("tok", g.rnd.IntN(3))
+		if g.rnd.IntN(3) == 0 {
+			g.emit(&RemoveDelegationTokenRecord{TokenId: id})
+			return
+		}
+		tok := &DelegationTokenRecord{Owner: "User:u0", Requester: "User:u1", TokenId: id,
+			IssueTimestamp: int64(g.rnd.IntN(1000)), MaxTimestamp: 5000, ExpirationTimestamp: int64(2000 + g.rnd.IntN(1000))}
+		if g.rnd.IntN(2) == 0 {
+			tok.Renewers = []string{"User:u2"}
+		}
+		g.emit(tok)
 	}
 }
 

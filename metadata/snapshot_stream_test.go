@@ -157,7 +157,10 @@ func TestWriteRecordsRefusesLoss(t *testing.T) {
 	base := clusterRecords()
 	cases := map[string][]Record{
 		"no metadata.version": base[1:],
-		"ACL":                 append(clusterRecords(), &AccessControlEntryRecord{Id: Uuid{9}}),
+		"SCRAM before 3.5-IV2": {&FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 10},
+			&UserScramCredentialRecord{Name: "u", Mechanism: 1}},
+		"delegation token before 3.6-IV2": {&FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 13},
+			&DelegationTokenRecord{TokenId: "t"}},
 		"controller before 3.7": append([]Record{&FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 14}},
 			&RegisterControllerRecord{ControllerId: 1}),
 		"directories before 3.7-IV2": append([]Record{&FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 16},
