@@ -6,12 +6,16 @@ KRAFTD_KAFKA_CACHE ?= $(HOME)/.cache/kraftd/kafka
 export KRAFTD_KAFKA_CACHE
 SEEDS ?= 10000
 
-.PHONY: all build run test vet gen gen-check kafka tools sim bench fuzz clean
+.PHONY: all build build-race run test vet gen gen-check kafka tools sim bench fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/kraftd ./cmd/kraftd
+
+# The race-detector build that the three-process quorum test runs.
+build-race:
+	$(GO) build -race -o bin/kraftd-race ./cmd/kraftd
 
 # A standalone single-node quorum on 127.0.0.1:9093 with its data in ./data.
 run: build
@@ -34,7 +38,7 @@ gen:
 gen-check:
 	./scripts/verify-gen.sh
 
-test: tools kafka vet gen-check build
+test: tools kafka vet gen-check build build-race
 	$(GO) test -race -count=1 -timeout 80m ./...
 
 # Run many simulation seeds: make sim SEEDS=100000

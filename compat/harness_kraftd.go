@@ -10,9 +10,22 @@ import (
 // fails the test saying to build it.
 func KraftdBinary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(RepoRoot(t), "bin", "kraftd")
+	return repoBinary(t, "kraftd", "make build")
+}
+
+// KraftdRaceBinary returns the path of bin/kraftd-race, kraftd built with
+// the race detector (`make build-race`, part of `make test`): a process
+// that hits a data race prints "WARNING: DATA RACE".
+func KraftdRaceBinary(t testing.TB) string {
+	t.Helper()
+	return repoBinary(t, "kraftd-race", "make build-race")
+}
+
+func repoBinary(t testing.TB, name, how string) string {
+	t.Helper()
+	bin := filepath.Join(RepoRoot(t), "bin", name)
 	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing: run `make build` (%v)", bin, err)
+		t.Fatalf("%s is missing: run `%s` (%v)", bin, how, err)
 	}
 	return bin
 }

@@ -62,6 +62,12 @@ func (n *kraftdNode) start(t *testing.T) {
 	n.Proc = StartKraftd(t, fmt.Sprintf("kraftd-%d", n.ID), "--log-format", "json", "--log-level", "debug", "start", "--config", n.Conf)
 }
 
+// startRace starts the node from the race-detector build.
+func (n *kraftdNode) startRace(t *testing.T) {
+	t.Helper()
+	n.Proc = StartProcess(t, fmt.Sprintf("kraftd-%d", n.ID), KraftdRaceBinary(t), "--log-format", "json", "--log-level", "debug", "start", "--config", n.Conf)
+}
+
 func addrsOf(nodes []*kraftdNode) []string {
 	var out []string
 	for _, n := range nodes {
@@ -79,15 +85,25 @@ func nodeByID(nodes []*kraftdNode, id int32) *kraftdNode {
 	return nil
 }
 
-// TestKraftdThreeNodeQuorum runs three kraftd processes: they elect a leader
+// TestKraftdThreeNodeQuorum runs three kraftd processes, built with the race
+// detector: they elect a leader
 // and replicate; SIGKILL of the leader yields a new leader that lost nothing
 // committed; the killed node comes back as a follower and catches up; a
 // graceful stop of the leader hands over through EndQuorumEpoch.
 func TestKraftdThreeNodeQuorum(t *testing.T) {
 	nodes := newKraftdStaticQuorum(t, 3)
+	// These processes run under the race detector: a data race in the
+	// node, the server or the peer client fails the test (checked below).
 	for _, n := range nodes {
-		n.start(t)
+		n.startRace(t)
 	}
+	defer func() {
+		for _, n := range nodes {
+			if strings.Contains(n.Proc.Output(), "WARNING: DATA RACE") {
+				t.Errorf("node %d hit a data race:\n%s", n.ID, n.Proc.Output())
+			}
+		}
+	}()
 	// The leader writes a NoOp every 500 ms, so the high watermark climbs.
 	first := WaitLeader(t, addrsOf(nodes), func(s *QuorumStatus) error {
 		if len(s.Voters) != 3 || s.HighWatermark < 5 {
@@ -114,7 +130,7 @@ func TestKraftdThreeNodeQuorum(t *testing.T) {
 	})
 	t.Logf("after SIGKILL: leader %d at epoch %d, high watermark %d", second.LeaderID, second.LeaderEpoch, second.HighWatermark)
 
-	old.start(t)
+	old.startRace(t)
 	caughtUp := WaitLeader(t, addrsOf(nodes), func(s *QuorumStatus) error {
 		for _, v := range s.Resp.Topics[0].Partitions[0].CurrentVoters {
 			if v.ReplicaID == old.ID && v.LogEndOffset >= second.HighWatermark {
