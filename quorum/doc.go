@@ -22,7 +22,7 @@
 //			rd := n.Ready()
 //			// 1. persist: HardState (quorum-state: tmp, fsync, rename), then
 //			//    SnapshotWrite, Truncate, Append, and fsync when MustSync
-//			// 2. send: rd.Messages
+//			// 2. send: rd.Messages (before step 1 instead, if rd.SendFirst)
 //			// 3. apply: committed records up to rd.HighWatermark
 //			n.Advance()
 //		}
@@ -32,14 +32,18 @@
 //
 //   - Persist before send. A vote grant, a new epoch, a follower's appended
 //     records: the messages that depend on them are in the same Ready and
-//     must leave only after the writes are durable.
+//     must leave only after the writes are durable. The one exception is
+//     marked SendFirst: a leader with nothing new in its HardState ships its
+//     new records to waiting followers while it writes them itself (Raft
+//     thesis 10.2.1), so the leader's fsync and the followers' overlap.
 //   - Do not call Step, Tick or Propose between Ready and Advance. After
 //     Advance the Log must reflect every change of that Ready; the core reads
 //     the log end, epochs and records through the Log interface.
 //   - Group commit: Propose calls made between Advance and the next Ready
 //     land in one batch (no linger timer). The leader counts its own records
 //     toward the high watermark only after the Advance that follows their
-//     fsync, and serves Fetch only from what the Log holds.
+//     fsync; Fetch is served from the Log and from records handed out in a
+//     Ready and not yet durable.
 //   - A SnapshotChunk with Position 0 starts a new download (discard any
 //     partial one); after the chunk with Done the shell freezes the snapshot
 //     and resets the log to start, empty, at its end offset.

@@ -30,27 +30,7 @@ func TestNoIdleRecordBeforeFirstCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := int64(0)
-	// Elect node 1: node 2 grants the pre-vote and then the vote.
-	for step := 0; n.Status().Role != quorum.RoleLeader; step++ {
-		if step > 100 {
-			t.Fatalf("node 1 not elected: %+v", n.Status())
-		}
-		now += 100
-		n.Tick(now)
-		for _, m := range applyReady(t, n, log) {
-			if req, ok := m.Request.(*kmsg.VoteRequest); ok && m.To == 2 {
-				resp := kmsg.NewPtrVoteResponse()
-				resp.Version = req.Version
-				p := kmsg.NewVoteResponseTopicPartition()
-				p.LeaderID, p.LeaderEpoch, p.VoteGranted = -1, req.Topics[0].Partitions[0].CandidateEpoch, true
-				resp.Topics = []kmsg.VoteResponseTopic{{Topic: quorum.MetadataTopic, Partitions: []kmsg.VoteResponseTopicPartition{p}}}
-				if err := n.Step(quorum.Message{From: 2, To: 1, ReqID: m.ReqID, Response: resp}); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
+	now := electNodeOne(t, n, log)
 	applyReady(t, n, log)
 	epoch, afterLeaderChange := n.Status().Epoch, log.EndOffset()
 
@@ -93,6 +73,34 @@ func TestNoIdleRecordBeforeFirstCommit(t *testing.T) {
 	if err != nil || b.IsControl() || string(b.Records[0].Value) != "idle" {
 		t.Fatalf("record after the LeaderChange: %+v, %v; want the idle record", b, err)
 	}
+}
+
+// electNodeOne ticks node 1 of three voters until it leads, with node 2
+// granting its pre-vote and vote, and returns the clock.
+func electNodeOne(t *testing.T, n *quorum.Node, log *memlog.Log) int64 {
+	t.Helper()
+	now := int64(0)
+	// Elect node 1: node 2 grants the pre-vote and then the vote.
+	for step := 0; n.Status().Role != quorum.RoleLeader; step++ {
+		if step > 100 {
+			t.Fatalf("node 1 not elected: %+v", n.Status())
+		}
+		now += 100
+		n.Tick(now)
+		for _, m := range applyReady(t, n, log) {
+			if req, ok := m.Request.(*kmsg.VoteRequest); ok && m.To == 2 {
+				resp := kmsg.NewPtrVoteResponse()
+				resp.Version = req.Version
+				p := kmsg.NewVoteResponseTopicPartition()
+				p.LeaderID, p.LeaderEpoch, p.VoteGranted = -1, req.Topics[0].Partitions[0].CandidateEpoch, true
+				resp.Topics = []kmsg.VoteResponseTopic{{Topic: quorum.MetadataTopic, Partitions: []kmsg.VoteResponseTopicPartition{p}}}
+				if err := n.Step(quorum.Message{From: 2, To: 1, ReqID: m.ReqID, Response: resp}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	return now
 }
 
 // applyReady persists every pending Ready into log and returns the messages.

@@ -316,15 +316,25 @@ func (n *Node) HasReady() bool {
 // Step, Tick or Propose between Ready and Advance.
 func (n *Node) Ready() Ready {
 	n.encodeProposals()
+	n.readyHS = n.hardState()
+	// A leader whose epoch and vote are already durable may ship records
+	// before they are durable on its own disk (Raft thesis 10.2.1): its
+	// own end offset counts toward the high watermark only after Advance,
+	// so nothing commits until a majority has synced. Its fsync and the
+	// followers' then overlap instead of following one another.
+	sendFirst := n.role == RoleLeader && n.readyHS == n.persisted && n.truncate == nil && n.snapChunk == nil
+	if sendFirst && len(n.appendBuf) > 0 {
+		n.completeParkedFetches(func(p parkedFetch) bool { return p.offset < n.endOffset })
+	}
 	rd := Ready{
 		SnapshotWrite: n.snapChunk,
 		Truncate:      n.truncate,
 		Append:        n.appendBuf,
 		Messages:      n.msgs,
+		SendFirst:     sendFirst,
 		HighWatermark: n.hw,
 		SoftState:     n.softState(),
 	}
-	n.readyHS = n.hardState()
 	if n.readyHS != n.persisted {
 		hs := n.readyHS
 		rd.HardState = &hs
@@ -837,17 +847,19 @@ func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchRe
 		case fetchDiverging:
 			diverging = id
 		default:
+			maxBytes := n.cfg.MaxFetchBytes
+			if req.MaxBytes > 0 {
+				maxBytes = min(maxBytes, int(req.MaxBytes))
+			}
+			if p.PartitionMaxBytes > 0 {
+				maxBytes = min(maxBytes, int(p.PartitionMaxBytes))
+			}
 			if p.FetchOffset < n.log.EndOffset() {
-				maxBytes := n.cfg.MaxFetchBytes
-				if req.MaxBytes > 0 {
-					maxBytes = min(maxBytes, int(req.MaxBytes))
-				}
-				if p.PartitionMaxBytes > 0 {
-					maxBytes = min(maxBytes, int(p.PartitionMaxBytes))
-				}
 				if data, err := n.log.Read(p.FetchOffset, maxBytes); err == nil {
 					records = data
 				}
+			} else if p.FetchOffset < n.endOffset {
+				records = readPending(n.appendBuf, p.FetchOffset, maxBytes)
 			}
 			n.updateReplica(fetchReplicaID(req), p.ReplicaDirectoryID, p.FetchOffset)
 		}
@@ -1519,6 +1531,26 @@ func (n *Node) encodeProposals() {
 	}
 	flush()
 	n.proposals = nil
+}
+
+// readPending is Log.Read over batches handed out in a Ready and not yet
+// durable: whole batches from the one holding offset, at most maxBytes but
+// at least one.
+func readPending(buf []byte, offset int64, maxBytes int) []byte {
+	pos, start := 0, -1
+	end, _ := batch.Walk(buf, func(h batch.Header, raw []byte) error {
+		if start < 0 && h.NextOffset() > offset {
+			start = pos
+		} else if start >= 0 && pos+len(raw)-start > maxBytes {
+			return errStopWalk
+		}
+		pos += len(raw)
+		return nil
+	})
+	if start < 0 {
+		return nil
+	}
+	return buf[start:end]
 }
 
 // onLeaderLogFlushed runs after Advance: the leader's own end offset now

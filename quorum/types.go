@@ -162,8 +162,9 @@ type SnapshotChunk struct {
 
 // Ready is everything the node needs the shell to do. Handle it in this
 // order: write HardState durably; write SnapshotWrite; apply Truncate; append
-// Append; fsync if MustSync; then send Messages; then apply committed records
-// up to HighWatermark; then call Advance.
+// Append; fsync if MustSync; then send Messages (or send them first, when
+// SendFirst); then apply committed records up to HighWatermark; then call
+// Advance.
 type Ready struct {
 	HardState     *HardState
 	SnapshotWrite *SnapshotChunk
@@ -171,6 +172,10 @@ type Ready struct {
 	Append        []byte // whole RecordBatch v2 batches, contiguous with the log end
 	MustSync      bool
 	Messages      []Message
+	// SendFirst says Messages depend on nothing in this Ready being durable:
+	// a leader's answers may carry Append to followers while its own fsync
+	// runs. The shell may send them before persisting, or after.
+	SendFirst     bool
 	HighWatermark int64 // -1 when unknown
 	SoftState     SoftState
 }

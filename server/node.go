@@ -318,18 +318,22 @@ func (n *Node) propose(p *proposal) {
 
 // processReady runs the Ready loop: persist (fsync), then send, then
 // Advance, until the core has nothing left; only then apply what committed.
-// Applying last keeps replay off the path of the next Fetch or fetch answer,
-// and anything apply proposes (activation records) reaches the core after
-// Advance, never between Ready and Advance.
+// A leader's Ready may be sent first, so that followers write and fsync the
+// records while the leader does. Applying last keeps replay off the path of
+// the next Fetch or fetch answer, and anything apply proposes (activation
+// records) reaches the core after Advance, never between Ready and Advance.
 func (n *Node) processReady() error {
 	for n.core.HasReady() {
 		for n.core.HasReady() {
 			rd := n.core.Ready()
+			if rd.SendFirst {
+				n.sendAll(rd.Messages)
+			}
 			if err := n.persist(rd); err != nil {
 				return err
 			}
-			for _, m := range rd.Messages {
-				n.send(m)
+			if !rd.SendFirst {
+				n.sendAll(rd.Messages)
 			}
 			n.core.Advance()
 			if rd.SoftState != n.soft {
@@ -408,6 +412,12 @@ func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
 	n.log.Info().Str("snapshot", id.String()).Msg("installed snapshot from the leader")
 	n.ctl.LoadSnapshot(id.EndOffset-1, im)
 	return nil
+}
+
+func (n *Node) sendAll(msgs []quorum.Message) {
+	for _, m := range msgs {
+		n.send(m)
+	}
 }
 
 func (n *Node) send(m quorum.Message) {

@@ -341,10 +341,14 @@ func (s *Sim) workload() {
 	}
 }
 
-// handleReady is the shell's Ready loop: persist, send, then Advance. A
-// torn crash stops it after the writes and before the fsync.
+// handleReady is the shell's Ready loop: persist, send (first, when the
+// Ready allows it, as the real shell does), then Advance. A torn crash
+// stops it after the writes and before the fsync.
 func (s *Sim) handleReady(n *simNode, faulty bool) error {
 	rd := n.node.Ready()
+	if rd.SendFirst {
+		s.sendAll(rd.Messages)
+	}
 	torn := faulty && s.rand.Float64() < s.faults.TornCrashProb
 	if torn && s.rand.IntN(3) == 0 {
 		s.crash(n, nil) // before anything reached the disk
@@ -391,12 +395,8 @@ func (s *Sim) handleReady(n *simNode, faulty bool) error {
 	if rd.MustSync {
 		n.log.Sync()
 	}
-	for _, m := range rd.Messages {
-		if s.net.send(s.now, m) {
-			if m.Request != nil && s.rand.Float64() < s.faults.UnreachableProb {
-				s.net.push(s.now+s.net.delay(), quorum.Message{From: m.To, To: m.From, ReqID: m.ReqID, Err: quorum.ErrUnreachable})
-			}
-		}
+	if !rd.SendFirst {
+		s.sendAll(rd.Messages)
 	}
 	if rd.SoftState.Role != n.role || rd.SoftState.Epoch != n.epoch {
 		s.event("n%d %s epoch=%d leader=%d", n.id, rd.SoftState.Role, rd.SoftState.Epoch, rd.SoftState.LeaderID)
@@ -407,6 +407,16 @@ func (s *Sim) handleReady(n *simNode, faulty bool) error {
 	n.role, n.epoch = rd.SoftState.Role, rd.SoftState.Epoch
 	n.node.Advance()
 	return nil
+}
+
+func (s *Sim) sendAll(msgs []quorum.Message) {
+	for _, m := range msgs {
+		if s.net.send(s.now, m) {
+			if m.Request != nil && s.rand.Float64() < s.faults.UnreachableProb {
+				s.net.push(s.now+s.net.delay(), quorum.Message{From: m.To, To: m.From, ReqID: m.ReqID, Err: quorum.ErrUnreachable})
+			}
+		}
+	}
 }
 
 // maybeReportUnreachable answers a request to a down node with a
