@@ -35,7 +35,10 @@
 //     must leave only after the writes are durable. The one exception is
 //     marked SendFirst: a leader with nothing new in its HardState ships its
 //     new records to waiting followers while it writes them itself (Raft
-//     thesis 10.2.1), so the leader's fsync and the followers' overlap.
+//     thesis 10.2.1), so the leader's fsync and the followers' overlap. The
+//     shell may even run that fsync beside the loop: AdvanceWritten, then
+//     LeaderSynced when it returns; followers that synced first commit the
+//     records meanwhile.
 //   - Do not call Step, Tick or Propose between Ready and Advance. After
 //     Advance the Log must reflect every change of that Ready; the core reads
 //     the log end, epochs and records through the Log interface.

@@ -59,6 +59,7 @@ type Node struct {
 
 	// Output accumulated since the last Ready.
 	persisted    HardState // what the shell has written (or was given)
+	readySync    bool      // the last Ready asked for an fsync
 	readyHS      HardState
 	msgs         []Message
 	proposals    [][]byte
@@ -341,12 +342,35 @@ func (n *Node) Ready() Ready {
 	}
 	rd.MustSync = rd.HardState != nil || len(rd.Append) > 0 || rd.Truncate != nil ||
 		(rd.SnapshotWrite != nil && rd.SnapshotWrite.Done)
+	n.readySync = rd.MustSync
 	return rd
 }
 
 // Advance tells the node the last Ready was applied: HardState and log
 // changes are durable, messages were sent. The Log now reflects the changes.
-func (n *Node) Advance() {
+func (n *Node) Advance() { n.advance(true) }
+
+// AdvanceWritten is Advance for a SendFirst Ready whose Append was written
+// to the Log but not yet fsynced. The leader's copy of it counts toward the
+// high watermark only once LeaderSynced reports it durable; meanwhile the
+// node goes on taking fetches, so a follower's acknowledgement is not held
+// up behind the leader's fsync, and the slower of the two no longer sets
+// the pace of a commit alone.
+func (n *Node) AdvanceWritten() { n.advance(false) }
+
+// LeaderSynced reports that the leader of epoch has its log durable below
+// endOffset. A report for another epoch or role is ignored: the shell must
+// finish every deferred fsync before it persists anything else (a HardState,
+// a truncation), so a stale report can never describe replaced records.
+func (n *Node) LeaderSynced(epoch int32, endOffset int64) {
+	if n.role != RoleLeader || n.epoch != epoch {
+		return
+	}
+	n.leaderDurableTo(min(endOffset, n.log.EndOffset()))
+	n.poll()
+}
+
+func (n *Node) advance(synced bool) {
 	n.persisted = n.readyHS
 	finished := n.snapChunk != nil && n.snapChunk.Done
 	if finished {
@@ -359,7 +383,13 @@ func (n *Node) Advance() {
 	n.prevSoft, n.prevHW = n.softState(), n.hw
 	n.reloadLogEnd()
 	if n.role == RoleLeader {
-		n.onLeaderLogFlushed()
+		// Only an fsync makes the log durable, up to its end: an Advance
+		// without one may follow records whose fsync was deferred.
+		leo := n.log.EndOffset()
+		if synced && n.readySync {
+			n.leaderDurableTo(leo)
+		}
+		n.completeParkedFetches(func(p parkedFetch) bool { return p.offset < leo })
 	}
 	n.poll()
 }
@@ -1553,18 +1583,16 @@ func readPending(buf []byte, offset int64, maxBytes int) []byte {
 	return buf[start:end]
 }
 
-// onLeaderLogFlushed runs after Advance: the leader's own end offset now
-// counts toward the HW, and parked fetches waiting for data can complete.
-func (n *Node) onLeaderLogFlushed() {
+// leaderDurableTo counts the leader's own log, durable below leo, toward
+// the high watermark.
+func (n *Node) leaderDurableTo(leo int64) {
 	self := n.lead.replicas[n.id]
-	leo := n.log.EndOffset()
-	if leo == self.endOffset {
+	if leo <= self.endOffset {
 		return
 	}
 	self.endOffset = leo
 	self.lastFetchMs, self.lastCaughtUpMs = n.now, n.now
 	n.maybeAdvanceHighWatermark()
-	n.completeParkedFetches(func(p parkedFetch) bool { return p.offset < leo })
 }
 
 func (n *Node) completeParkedFetches(ready func(parkedFetch) bool) {

@@ -79,3 +79,65 @@ func TestLeaderShipsRecordsBeforeItsOwnSync(t *testing.T) {
 		t.Fatalf("high watermark %d after a majority synced; want %d", hw, log.EndOffset())
 	}
 }
+
+// With the leader's fsync deferred (AdvanceWritten), its copy does not count
+// until LeaderSynced: one follower's acknowledgement is not a majority of
+// three, two are; a report for another epoch is ignored.
+func TestDeferredLeaderSyncCountsOnlyWhenReported(t *testing.T) {
+	log := &memlog.Log{}
+	n, err := quorum.New(quorum.Config{
+		NodeID: 1, ClusterID: "c", Voters: map[int32][]quorum.Endpoint{1: nil, 2: nil, 3: nil},
+		Rand: rand.New(rand.NewPCG(7, 8)), HardState: quorum.HardState{LeaderID: -1, VotedID: -1}, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	electNodeOne(t, n, log)
+	applyReady(t, n, log)
+	epoch := n.Status().Epoch
+	fetch := func(from int32, offset int64) {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaState.ID, req.MaxBytes = 17, from, 1<<20
+		p := kmsg.NewFetchRequestTopicPartition()
+		p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch = epoch, offset, epoch
+		topic := kmsg.NewFetchRequestTopic()
+		topic.TopicID, topic.Partitions = quorum.MetadataTopicID, []kmsg.FetchRequestTopicPartition{p}
+		req.Topics = []kmsg.FetchRequestTopic{topic}
+		if err := n.Step(quorum.Message{From: from, To: 1, ReqID: uint64(from), Request: req}); err != nil {
+			t.Fatal(err)
+		}
+		applyReady(t, n, log)
+	}
+	// Commit the epoch's start so the high watermark is known.
+	fetch(2, log.EndOffset())
+	committed := n.Status().HighWatermark
+
+	if _, _, err := n.Propose([][]byte{[]byte("r1")}); err != nil {
+		t.Fatal(err)
+	}
+	rd := n.Ready()
+	if !rd.SendFirst || !rd.MustSync {
+		t.Fatalf("Ready: SendFirst %v MustSync %v; want both", rd.SendFirst, rd.MustSync)
+	}
+	if err := log.Append(rd.Append); err != nil { // written, not synced
+		t.Fatal(err)
+	}
+	n.AdvanceWritten()
+	end := log.EndOffset()
+
+	fetch(2, end)
+	if hw := n.Status().HighWatermark; hw != committed {
+		t.Fatalf("high watermark %d with only follower 2 durable; want %d", hw, committed)
+	}
+	n.LeaderSynced(epoch-1, end)
+	if hw := n.Status().HighWatermark; hw != committed {
+		t.Fatalf("high watermark %d after a report for epoch %d; want %d", hw, epoch-1, committed)
+	}
+	log.Sync()
+	n.LeaderSynced(epoch, end)
+	applyReady(t, n, log)
+	if hw := n.Status().HighWatermark; hw != end {
+		t.Fatalf("high watermark %d once the leader synced; want %d", hw, end)
+	}
+}

@@ -172,9 +172,13 @@ type Ready struct {
 	Append        []byte // whole RecordBatch v2 batches, contiguous with the log end
 	MustSync      bool
 	Messages      []Message
-	// SendFirst says Messages depend on nothing in this Ready being durable:
-	// a leader's answers may carry Append to followers while its own fsync
-	// runs. The shell may send them before persisting, or after.
+	// SendFirst says Messages depend on nothing in this Ready being durable
+	// (a leader's, whose HardState is unchanged): its answers may carry
+	// Append to followers while its own fsync runs. The shell may send them
+	// before persisting, or after. It may also defer the fsync: write
+	// Append, call AdvanceWritten instead of Advance, and call LeaderSynced
+	// once an fsync covering the records returns; any other Ready that has
+	// something to persist must wait until deferred fsyncs are done.
 	SendFirst     bool
 	HighWatermark int64 // -1 when unknown
 	SoftState     SoftState

@@ -60,6 +60,13 @@ type Node struct {
 
 	status atomic.Pointer[quorum.Status]
 	start  time.Time
+
+	// The leader's deferred fsyncs (syncer.go). Loop-owned but for the
+	// channels.
+	syncReqs    chan syncJob
+	syncResults chan syncResult
+	syncing     bool     // a job is with the syncer
+	syncNext    *syncJob // the newest job asked for meanwhile
 }
 
 type nodeEvent struct {
@@ -104,14 +111,16 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, log: log, disk: disk,
-		ctl:       controller.New(cfg.NodeID, disk.Bootstrap),
-		events:    make(chan nodeEvent, 1024),
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
-		waiters:   map[uint64]chan kmsg.Response{},
-		hw:        -1,
-		activated: -1,
-		start:     time.Now(),
+		ctl:         controller.New(cfg.NodeID, disk.Bootstrap),
+		events:      make(chan nodeEvent, 1024),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+		waiters:     map[uint64]chan kmsg.Response{},
+		hw:          -1,
+		activated:   -1,
+		start:       time.Now(),
+		syncReqs:    make(chan syncJob, 1),
+		syncResults: make(chan syncResult, 1),
 	}
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
 	listener := cfg.ControllerListenerName[0]
@@ -198,10 +207,13 @@ func (n *Node) Run() error {
 	ticker := time.NewTicker(tickInterval)
 	defer ticker.Stop()
 	go n.runController()
+	go n.runSyncer()
 	for {
 		select {
 		case ev := <-n.events:
 			n.handleEvent(ev)
+		case r := <-n.syncResults:
+			n.onSynced(r)
 		case <-ticker.C:
 			n.core.Tick(n.nowMs())
 		case <-n.stop:
@@ -251,6 +263,9 @@ func (n *Node) shutdown() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	n.failAll(ErrStopped)
+	if err := n.joinSync(); err != nil && n.err == nil {
+		n.err = err
+	}
 	n.snapshots.Close()
 	if err := n.disk.Close(); err != nil && n.err == nil {
 		n.err = err
@@ -326,16 +341,27 @@ func (n *Node) processReady() error {
 	for n.core.HasReady() {
 		for n.core.HasReady() {
 			rd := n.core.Ready()
+			deferSync := rd.SendFirst && rd.MustSync
+			if !deferSync && (rd.MustSync || rd.SnapshotWrite != nil) {
+				if err := n.joinSync(); err != nil {
+					return err
+				}
+			}
 			if rd.SendFirst {
 				n.sendAll(rd.Messages)
 			}
-			if err := n.persist(rd); err != nil {
+			if err := n.persist(rd, !deferSync); err != nil {
 				return err
 			}
 			if !rd.SendFirst {
 				n.sendAll(rd.Messages)
 			}
-			n.core.Advance()
+			if deferSync {
+				n.core.AdvanceWritten()
+				n.deferSync(syncJob{epoch: rd.SoftState.Epoch, end: n.disk.Log.EndOffset()})
+			} else {
+				n.core.Advance()
+			}
 			if rd.SoftState != n.soft {
 				n.onSoftState(rd.SoftState)
 			}
@@ -350,7 +376,8 @@ func (n *Node) processReady() error {
 	return nil
 }
 
-func (n *Node) persist(rd quorum.Ready) error {
+// persist writes what rd asks for; it fsyncs when rd.MustSync and sync.
+func (n *Node) persist(rd quorum.Ready, sync bool) error {
 	if rd.HardState != nil {
 		if err := n.disk.WriteHardState(*rd.HardState, n.voterIDs); err != nil {
 			return err
@@ -371,7 +398,7 @@ func (n *Node) persist(rd quorum.Ready) error {
 			return err
 		}
 	}
-	if rd.MustSync {
+	if rd.MustSync && sync {
 		return n.disk.Log.Sync()
 	}
 	return nil

@@ -407,19 +407,40 @@ func (l *Log) roll(base int64) (*segment, error) {
 // segment, the directory if segments were created, and the epoch checkpoint
 // if a new epoch began. Index files are not fsynced here: they are derived
 // data that OpenLog always rebuilds, and each fsync costs latency.
+//
+// The segment's fsync runs without holding the log, so Read and Append go
+// on meanwhile (a leader keeps serving followers while its own fsync runs);
+// what they append may or may not be covered. The caller must not truncate,
+// reset or close the log while a Sync runs.
 func (l *Log) Sync() error {
 	l.mu.Lock()
+	if err := l.check(); err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	active := l.active()
+	l.mu.Unlock()
+	err := active.log.Sync()
+	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err != nil {
+		return l.fail(fmt.Errorf("storage: fsync segment %d: %w", active.base, err))
+	}
 	if err := l.check(); err != nil {
 		return err
 	}
-	return l.fail(l.syncLocked())
+	return l.fail(l.syncNamesLocked())
 }
 
 func (l *Log) syncLocked() error {
 	if err := l.active().log.Sync(); err != nil {
 		return fmt.Errorf("storage: fsync segment %d: %w", l.active().base, err)
 	}
+	return l.syncNamesLocked()
+}
+
+// syncNamesLocked makes new segment names and a new epoch durable.
+func (l *Log) syncNamesLocked() error {
 	if l.dirDirty {
 		if err := l.syncDir(); err != nil {
 			return err

@@ -102,6 +102,15 @@ type simNode struct {
 	base   uint64 // chain value below the first batch (snapshot)
 	role   quorum.Role
 	epoch  int32
+	// deferred are leader fsyncs the shell put off (AdvanceWritten): when
+	// due, the log is synced and each is reported with LeaderSynced.
+	deferred []deferredSync
+}
+
+type deferredSync struct {
+	epoch int32
+	end   int64
+	due   int64
 }
 
 // Sim is one simulation run.
@@ -219,6 +228,7 @@ func (s *Sim) start(n *simNode) {
 
 func (s *Sim) crash(n *simNode, tornRand *rand.Rand) {
 	n.up = false
+	n.deferred = nil
 	n.log.Crash(tornRand)
 	s.check.resyncChains(n)
 	s.event("n%d crashed (log end %d)", n.id, n.log.EndOffset())
@@ -307,6 +317,11 @@ func (s *Sim) step(faulty bool) error {
 		s.workload()
 	}
 	for _, n := range s.nodes {
+		if n.up {
+			s.reportDeferredSyncs(n)
+		}
+	}
+	for _, n := range s.nodes {
 		if !n.up || !n.node.HasReady() {
 			continue
 		}
@@ -346,6 +361,15 @@ func (s *Sim) workload() {
 // stops it after the writes and before the fsync.
 func (s *Sim) handleReady(n *simNode, faulty bool) error {
 	rd := n.node.Ready()
+	// Half the leader fsyncs that may wait are put off for a few steps,
+	// during which the node takes fetches and may crash.
+	deferSync := rd.SendFirst && rd.MustSync && s.rand.IntN(2) == 0
+	if !deferSync && (rd.HardState != nil || rd.SnapshotWrite != nil || rd.Truncate != nil || rd.MustSync) {
+		n.log.Sync() // finish the deferred fsyncs first; their reports follow
+		for i := range n.deferred {
+			n.deferred[i].due = s.now
+		}
+	}
 	if rd.SendFirst {
 		s.sendAll(rd.Messages)
 	}
@@ -392,7 +416,7 @@ func (s *Sim) handleReady(n *simNode, faulty bool) error {
 		s.crash(n, s.rand) // written but not synced: keep a random prefix
 		return nil
 	}
-	if rd.MustSync {
+	if rd.MustSync && !deferSync {
 		n.log.Sync()
 	}
 	if !rd.SendFirst {
@@ -405,8 +429,26 @@ func (s *Sim) handleReady(n *simNode, faulty bool) error {
 		return err
 	}
 	n.role, n.epoch = rd.SoftState.Role, rd.SoftState.Epoch
+	if deferSync {
+		n.deferred = append(n.deferred, deferredSync{epoch: rd.SoftState.Epoch, end: n.log.EndOffset(), due: s.now + s.opts.StepMs*int64(1+s.rand.IntN(4))})
+		n.node.AdvanceWritten()
+		return nil
+	}
 	n.node.Advance()
 	return nil
+}
+
+// reportDeferredSyncs completes the deferred fsyncs that are due.
+func (s *Sim) reportDeferredSyncs(n *simNode) {
+	if len(n.deferred) == 0 || n.deferred[0].due > s.now {
+		return
+	}
+	n.log.Sync()
+	for len(n.deferred) > 0 && n.deferred[0].due <= s.now {
+		d := n.deferred[0]
+		n.deferred = n.deferred[1:]
+		n.node.LeaderSynced(d.epoch, d.end)
+	}
 }
 
 func (s *Sim) sendAll(msgs []quorum.Message) {
