@@ -337,6 +337,10 @@ func (l *Log) Append(raw []byte) error {
 			return l.fail(err)
 		}
 	}
+	if end := s.size + int64(len(raw)); end > s.reserved {
+		s.reserved = end + reserveAhead
+		reserveBlocks(s.log, s.size, s.reserved-s.size)
+	}
 	if _, err := s.log.WriteAt(raw, s.size); err != nil {
 		return l.fail(fmt.Errorf("storage: append to segment %d: %w", s.base, err))
 	}
@@ -403,6 +407,11 @@ func (l *Log) roll(base int64) (*segment, error) {
 	return s, nil
 }
 
+// reserveAhead is how many bytes past an append the active segment gets
+// disk blocks reserved for at a time: an fdatasync of appends into reserved
+// blocks writes the data and the size, and no block-allocation metadata.
+const reserveAhead = 4 << 20
+
 // Sync makes every batch appended so far durable: it fsyncs the active
 // segment, the directory if segments were created, and the epoch checkpoint
 // if a new epoch began. Index files are not fsynced here: they are derived
@@ -420,7 +429,7 @@ func (l *Log) Sync() error {
 	}
 	active := l.active()
 	l.mu.Unlock()
-	err := active.log.Sync()
+	err := syncData(active.log)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err != nil {

@@ -60,7 +60,7 @@ func (l *Log) truncateLocked(offset int64) error {
 	if err := s.log.Truncate(pos); err != nil {
 		return err
 	}
-	s.size = pos
+	s.size, s.reserved = pos, 0
 	if err := s.log.Sync(); err != nil {
 		return err
 	}

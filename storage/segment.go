@@ -40,7 +40,10 @@ func parseSegmentName(name, suffix string) (int64, bool) {
 type segment struct {
 	base int64
 	size int64 // bytes of valid batches in .log
-	next int64 // offset after the last batch; base when empty
+	// reserved is how far the .log has disk blocks reserved past its size
+	// (reserveBlocks); 0 when nothing is known to be reserved.
+	reserved int64
+	next     int64 // offset after the last batch; base when empty
 
 	log       File
 	offFile   File // nil unless active
@@ -288,6 +291,13 @@ func (s *segment) deactivate() error {
 	}
 	if err := s.timeFile.Truncate(int64(len(s.index.times)) * timeIndexEntrySize); err != nil {
 		return err
+	}
+	// Truncating to its own size hands back the blocks reserved past it.
+	if s.reserved > s.size {
+		if err := s.log.Truncate(s.size); err != nil {
+			return err
+		}
+		s.reserved = 0
 	}
 	for _, f := range []File{s.log, s.offFile, s.timeFile} {
 		if err := f.Sync(); err != nil {
