@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"sync"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -31,29 +32,100 @@ type Request struct {
 	Ctx context.Context
 }
 
-// pending is a response slot. Slots are queued in request order; the writer
-// waits on each in turn, which keeps responses in request order however the
-// handlers interleave.
+// pending is a response slot, queued in request order.
 type pending struct {
-	done  chan struct{}
-	frame []byte
-	close bool // close the connection instead of answering
+	frame    []byte
+	close    bool // close the connection instead of answering
+	finished bool // set under responder.queueMu
 }
 
-// serveConn runs one connection: the calling goroutine reads and dispatches,
-// a second goroutine writes responses in order.
+// responder writes a connection's responses in request order. Whichever
+// handler finishes the oldest outstanding request writes it, and every
+// finished response queued behind it, itself: no writer goroutine has to
+// wake up between a handler and the socket.
+type responder struct {
+	conn   net.Conn
+	cancel context.CancelFunc
+	slots  chan struct{} // one per request in flight
+
+	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
+	w       *bufio.Writer
+	queueMu sync.Mutex // never held while writing: the reader only needs this one
+	queue   []*pending
+	dead    bool
+	pending sync.WaitGroup
+}
+
+// add queues p behind the requests already in flight, waiting while
+// maxInFlightPerConn are; false once the connection is closing.
+func (r *responder) add(ctx context.Context, p *pending) bool {
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	r.pending.Add(1)
+	r.queueMu.Lock()
+	r.queue = append(r.queue, p)
+	r.queueMu.Unlock()
+	return true
+}
+
+// finish marks p answered and writes what is ready at the head of the queue.
+func (r *responder) finish(p *pending) {
+	defer r.pending.Done()
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.queueMu.Lock()
+	p.finished = true
+	var ready []*pending
+	for len(r.queue) > 0 && r.queue[0].finished {
+		ready = append(ready, r.queue[0])
+		r.queue = r.queue[1:]
+	}
+	dead := r.dead
+	r.queueMu.Unlock()
+	for range ready {
+		<-r.slots
+	}
+	if dead || len(ready) == 0 {
+		return
+	}
+	for _, q := range ready {
+		if q.close {
+			r.w.Flush()
+			r.kill()
+			return
+		}
+		if _, err := r.w.Write(q.frame); err != nil {
+			r.kill()
+			return
+		}
+	}
+	if r.w.Flush() != nil {
+		r.kill()
+	}
+}
+
+// kill closes the connection; later responses are dropped.
+func (r *responder) kill() {
+	r.queueMu.Lock()
+	r.dead = true
+	r.queueMu.Unlock()
+	r.cancel()
+	r.conn.Close()
+}
+
+// serveConn runs one connection: the calling goroutine reads and dispatches
+// each request to a goroutine of its own; responses leave in request order.
 func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
-	queue := make(chan *pending, maxInFlightPerConn)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		s.writeResponses(c, queue, cancel)
-	}()
+	resp := &responder{conn: c, cancel: cancel, slots: make(chan struct{}, maxInFlightPerConn), w: bufio.NewWriterSize(c, 64*1024)}
 	defer func() {
-		close(queue)
-		<-writerDone
+		// Answer what was asked before the client stopped sending (a
+		// half-closed connection still reads), then close.
+		resp.pending.Wait()
 		cancel()
 		c.Close()
 	}()
@@ -70,26 +142,25 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 		req, errResp, err := s.decode(frame)
 		if err != nil {
 			log.Warn().Err(err).Msg("closing connection: bad request")
-			queue <- &pending{done: closedChan, close: true}
+			p := &pending{close: true}
+			if resp.add(ctx, p) {
+				resp.finish(p)
+			}
 			return
 		}
-		p := &pending{done: make(chan struct{})}
-		select {
-		case queue <- p:
-		case <-ctx.Done():
+		p := &pending{}
+		if !resp.add(ctx, p) {
 			return
 		}
 		if errResp != nil {
 			p.frame = protocol.AppendResponse(nil, req.Header, errResp)
-			close(p.done)
+			resp.finish(p)
 			continue
 		}
 		req.Listener, req.Remote, req.Ctx = listener, c.RemoteAddr(), ctx
-		go s.handle(log, req, p)
+		go s.handle(log, req, resp, p)
 	}
 }
-
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // decode turns a frame into a request. It returns an immediate error
 // response for an ApiVersions request at a version kraftd does not know (the
@@ -129,8 +200,8 @@ func (s *Server) unsupportedApiVersions() kmsg.Response {
 	return resp
 }
 
-func (s *Server) handle(log zerolog.Logger, req *Request, p *pending) {
-	defer close(p.done)
+func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pending) {
+	defer resp.finish(p)
 	defer func() {
 		// A handler bug must cost one connection, never the process.
 		if v := recover(); v != nil {
@@ -139,7 +210,7 @@ func (s *Server) handle(log zerolog.Logger, req *Request, p *pending) {
 		}
 	}()
 	h := handlers[req.Header.Key]
-	resp, err := h.fn(s, req)
+	out, err := h.fn(s, req)
 	if err != nil {
 		if req.Ctx.Err() == nil {
 			log.Warn().Err(err).Str("api", kmsg.NameForKey(req.Header.Key)).Msg("closing connection")
@@ -147,40 +218,6 @@ func (s *Server) handle(log zerolog.Logger, req *Request, p *pending) {
 		p.close = true
 		return
 	}
-	resp.SetVersion(req.Header.Version)
-	p.frame = protocol.AppendResponse(nil, req.Header, resp)
-}
-
-func (s *Server) writeResponses(c net.Conn, queue <-chan *pending, cancel context.CancelFunc) {
-	defer func() {
-		cancel()
-		c.Close()
-		// Drain so the reader never blocks on a full queue after we stop.
-		for range queue {
-		}
-	}()
-	w := bufio.NewWriterSize(c, 64*1024)
-	for p := range queue {
-		select {
-		case <-p.done:
-		default:
-			// Flush what is written before waiting on a slow handler.
-			if w.Flush() != nil {
-				return
-			}
-			<-p.done
-		}
-		if p.close {
-			w.Flush()
-			return
-		}
-		if _, err := w.Write(p.frame); err != nil {
-			return
-		}
-		// Flush when nothing else is queued, so pipelined responses share writes.
-		if len(queue) == 0 && w.Flush() != nil {
-			return
-		}
-	}
-	w.Flush()
+	out.SetVersion(req.Header.Version)
+	p.frame = protocol.AppendResponse(nil, req.Header, out)
 }

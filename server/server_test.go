@@ -217,6 +217,32 @@ func TestPipelinedResponsesKeepOrderAndParkedFetchBlocksNoOne(t *testing.T) {
 	}
 }
 
+// More requests than may be in flight at once, written in one go and then
+// half-closed: every one is answered, in order, before the server closes.
+func TestManyPipelinedRequestsAnsweredInOrderAfterHalfClose(t *testing.T) {
+	_, addr, _ := startServer(t)
+	c := dial(t, addr)
+	dq := kmsg.NewPtrDescribeQuorumRequest()
+	dq.SetVersion(2)
+	const n = 3 * maxInFlightPerConn
+	var all []byte
+	for corr := int32(0); corr < n; corr++ {
+		all = protocol.AppendFrame(all, dq.AppendTo(protocol.AppendRequestHeader(nil, dq, corr, "test")))
+	}
+	go func() {
+		c.Write(all)
+		c.Conn.(*net.TCPConn).CloseWrite()
+	}()
+	for want := int32(0); want < n; want++ {
+		if corr, _ := c.recv(dq); corr != want {
+			t.Fatalf("response %d has corr %d", want, corr)
+		}
+	}
+	if !c.closed() {
+		t.Fatal("connection left open after the last answer")
+	}
+}
+
 func TestDescribeClusterEndpointTypes(t *testing.T) {
 	_, addr, _ := startServer(t)
 	c := dial(t, addr)
