@@ -432,6 +432,11 @@ func (l *Log) Sync() error {
 	err := syncData(active.log)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err != nil && !slices.Contains(l.segs, active) {
+		// Rolled (and so synced) and then deleted below a snapshot while
+		// the fsync ran: its file was closed under it, nothing is lost.
+		err = nil
+	}
 	if err != nil {
 		return l.fail(fmt.Errorf("storage: fsync segment %d: %w", active.base, err))
 	}
