@@ -11,37 +11,46 @@ import (
 	"github.com/kraftd/kraftd/quorum/memlog"
 )
 
-// A leader ships new records to a waiting follower in the same Ready that
-// asks for them to be written (SendFirst), so the two fsyncs overlap; its
-// own copy counts toward the high watermark only after Advance.
-func TestLeaderShipsRecordsBeforeItsOwnSync(t *testing.T) {
+// threeVoterLeader elects node 1 of voters 1-3 over an empty log and
+// persists its start-of-epoch batch.
+func threeVoterLeader(t *testing.T, seed uint64) (*quorum.Node, *memlog.Log, int32) {
+	t.Helper()
 	log := &memlog.Log{}
 	n, err := quorum.New(quorum.Config{
 		NodeID: 1, ClusterID: "c", Voters: map[int32][]quorum.Endpoint{1: nil, 2: nil, 3: nil},
-		Rand: rand.New(rand.NewPCG(5, 6)), HardState: quorum.HardState{LeaderID: -1, VotedID: -1}, Log: log,
+		Rand: rand.New(rand.NewPCG(seed, seed+1)), HardState: quorum.HardState{LeaderID: -1, VotedID: -1}, Log: log,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	electNodeOne(t, n, log)
 	applyReady(t, n, log)
-	epoch, end := n.Status().Epoch, log.EndOffset()
+	return n, log, n.Status().Epoch
+}
+
+// stepFetch steps a Fetch v17 from follower at offset, with reqID = from.
+func stepFetch(t *testing.T, n *quorum.Node, epoch, from int32, offset int64, maxWaitMs int32) {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaState.ID, req.MaxWaitMillis, req.MaxBytes = 17, from, maxWaitMs, 1<<20
+	p := kmsg.NewFetchRequestTopicPartition()
+	p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch = epoch, offset, epoch
+	topic := kmsg.NewFetchRequestTopic()
+	topic.TopicID, topic.Partitions = quorum.MetadataTopicID, []kmsg.FetchRequestTopicPartition{p}
+	req.Topics = []kmsg.FetchRequestTopic{topic}
+	if err := n.Step(quorum.Message{From: from, To: 1, ReqID: uint64(from), Request: req}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A leader ships new records to a waiting follower in the same Ready that
+// asks for them to be written (SendFirst), so the two fsyncs overlap; its
+// own copy counts toward the high watermark only after Advance.
+func TestLeaderShipsRecordsBeforeItsOwnSync(t *testing.T) {
+	n, log, epoch := threeVoterLeader(t, 5)
 
 	// Follower 2 has everything and waits for more.
-	fetch := func(reqID uint64, offset int64) {
-		t.Helper()
-		req := kmsg.NewPtrFetchRequest()
-		req.Version, req.ReplicaState.ID, req.MaxWaitMillis, req.MaxBytes = 17, 2, 500, 1<<20
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch = epoch, offset, epoch
-		topic := kmsg.NewFetchRequestTopic()
-		topic.TopicID, topic.Partitions = quorum.MetadataTopicID, []kmsg.FetchRequestTopicPartition{p}
-		req.Topics = []kmsg.FetchRequestTopic{topic}
-		if err := n.Step(quorum.Message{From: 2, To: 1, ReqID: reqID, Request: req}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fetch(1, end)
+	stepFetch(t, n, epoch, 2, log.EndOffset(), 500)
 	if msgs := applyReady(t, n, log); len(msgs) != 0 {
 		t.Fatalf("a fetch at the log end was answered at once: %v", msgs)
 	}
@@ -56,7 +65,7 @@ func TestLeaderShipsRecordsBeforeItsOwnSync(t *testing.T) {
 	}
 	var shipped []byte
 	for _, m := range rd.Messages {
-		if resp, ok := m.Response.(*kmsg.FetchResponse); ok && m.ReqID == 1 {
+		if resp, ok := m.Response.(*kmsg.FetchResponse); ok && m.ReqID == 2 {
 			shipped = resp.Topics[0].Partitions[0].RecordBatches
 		}
 	}
@@ -73,7 +82,7 @@ func TestLeaderShipsRecordsBeforeItsOwnSync(t *testing.T) {
 	n.Advance()
 
 	// Leader and follower 2 hold it durably: a majority of three.
-	fetch(2, log.EndOffset())
+	stepFetch(t, n, epoch, 2, log.EndOffset(), 500)
 	applyReady(t, n, log)
 	if hw := n.Status().HighWatermark; hw != log.EndOffset() {
 		t.Fatalf("high watermark %d after a majority synced; want %d", hw, log.EndOffset())
@@ -82,35 +91,12 @@ func TestLeaderShipsRecordsBeforeItsOwnSync(t *testing.T) {
 
 // With the leader's fsync deferred (AdvanceWritten), its copy does not count
 // until LeaderSynced: one follower's acknowledgement is not a majority of
-// three, two are; a report for another epoch is ignored.
+// three; a report for another epoch is ignored.
 func TestDeferredLeaderSyncCountsOnlyWhenReported(t *testing.T) {
-	log := &memlog.Log{}
-	n, err := quorum.New(quorum.Config{
-		NodeID: 1, ClusterID: "c", Voters: map[int32][]quorum.Endpoint{1: nil, 2: nil, 3: nil},
-		Rand: rand.New(rand.NewPCG(7, 8)), HardState: quorum.HardState{LeaderID: -1, VotedID: -1}, Log: log,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	electNodeOne(t, n, log)
-	applyReady(t, n, log)
-	epoch := n.Status().Epoch
-	fetch := func(from int32, offset int64) {
-		t.Helper()
-		req := kmsg.NewPtrFetchRequest()
-		req.Version, req.ReplicaState.ID, req.MaxBytes = 17, from, 1<<20
-		p := kmsg.NewFetchRequestTopicPartition()
-		p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch = epoch, offset, epoch
-		topic := kmsg.NewFetchRequestTopic()
-		topic.TopicID, topic.Partitions = quorum.MetadataTopicID, []kmsg.FetchRequestTopicPartition{p}
-		req.Topics = []kmsg.FetchRequestTopic{topic}
-		if err := n.Step(quorum.Message{From: from, To: 1, ReqID: uint64(from), Request: req}); err != nil {
-			t.Fatal(err)
-		}
-		applyReady(t, n, log)
-	}
+	n, log, epoch := threeVoterLeader(t, 7)
 	// Commit the epoch's start so the high watermark is known.
-	fetch(2, log.EndOffset())
+	stepFetch(t, n, epoch, 2, log.EndOffset(), 0)
+	applyReady(t, n, log)
 	committed := n.Status().HighWatermark
 
 	if _, _, err := n.Propose([][]byte{[]byte("r1")}); err != nil {
@@ -126,7 +112,8 @@ func TestDeferredLeaderSyncCountsOnlyWhenReported(t *testing.T) {
 	n.AdvanceWritten()
 	end := log.EndOffset()
 
-	fetch(2, end)
+	stepFetch(t, n, epoch, 2, end, 0)
+	applyReady(t, n, log)
 	if hw := n.Status().HighWatermark; hw != committed {
 		t.Fatalf("high watermark %d with only follower 2 durable; want %d", hw, committed)
 	}
