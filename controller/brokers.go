@@ -196,6 +196,12 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 			case stateControlledShutdown:
 				recs = c.controlledShutdownRecords(im, id, b)
 			}
+		} else if metadataVersion(im) >= MVDirectoryAssignment {
+			// Failed directories wait for a heartbeat that changes nothing
+			// else (the broker lists them in every one): records of both
+			// kinds computed from one image could undo each other's
+			// partition changes.
+			recs = c.offlineDirRecords(im, b, req.OfflineLogDirs)
 		}
 		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.settings.Now())
 		resp.IsCaughtUp = req.CurrentMetadataOffset >= registerOffset

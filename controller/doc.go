@@ -1,6 +1,7 @@
 // Package controller is the cluster metadata state machine: broker and
-// controller registrations, heartbeats and fencing, topics and partitions,
-// leader and ISR changes, dynamic configs, features and producer ids.
+// controller registrations, heartbeats and fencing, log directories, topics
+// and partitions, leader and ISR changes, dynamic configs, features and
+// producer ids.
 //
 // The committed side (controller.go) replays committed records into the
 // metadata image; request handlers read it concurrently.
@@ -38,7 +39,8 @@
 // (partitions.go), striped replica placement (placement.go), topic and
 // config validation (topics.go, configs.go), AlterPartition and
 // ElectLeaders (alterpartition.go), automatic preferred-leader balancing
-// (balance.go), UpdateFeatures (features_update.go).
+// (balance.go), UpdateFeatures (features_update.go), failed and assigned
+// log directories (logdirs.go).
 //
 // Applying committed records must be deterministic: it never reads the clock
 // or does I/O; timestamps arrive inside records. Only the active side reads

@@ -28,10 +28,6 @@ var (
 	dirLost       = metadata.Uuid{15: 2}
 )
 
-func reservedDir(d metadata.Uuid) bool {
-	return d == dirMigrating || d == dirUnassigned || d == dirLost
-}
-
 // Record versions by metadata.version.
 const (
 	mvELRRecords      int16 = 23 // 4.0-IV1: PartitionRecord/PartitionChangeRecord v2
@@ -94,8 +90,11 @@ type partitionChange struct {
 
 func newPartitionChange(im *metadata.Image, t *metadata.Topic, id int32, acceptable func(int32) bool) *partitionChange {
 	p := t.Partitions[id]
+	// No leader from a replica whose directory failed (Apache's
+	// LeaderAcceptor), whatever the caller accepts.
+	accept := func(r int32) bool { return acceptable(r) && hostsOnline(im, &p, r) }
 	return &partitionChange{
-		part: p, topicID: t.ID, partition: id, acceptable: acceptable,
+		part: p, topicID: t.ID, partition: id, acceptable: accept,
 		targetIsr: p.Isr, election: electAny, elr: elrEnabled(im), minIsr: effectiveMinIsr(im, t.Name),
 		targetRecovery: p.LeaderRecoveryState, mv: metadataVersion(im),
 	}

@@ -3,8 +3,9 @@ package server
 // BrokerHeartbeat: v0-2
 //
 // Version notes:
-//   - v1: OfflineLogDirs (tag 0); kraftd does not act on offline
-//     directories yet.
+//   - v1: OfflineLogDirs (tag 0): from metadata.version 3.7-IV2, replicas
+//     in a newly failed directory leave ISRs and leadership and the
+//     registration drops the directory (ignored below that version).
 //   - v2: CordonedLogDirs (tag 1, KIP-1066); accepted and ignored.
 //
 // A heartbeat keeps the broker's session alive; it also unfences a broker
