@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -30,7 +31,7 @@ type ApacheBroker struct {
 	Version string
 	NodeID  int
 	Port    int    // PLAINTEXT listener on 127.0.0.1
-	Dir     string // log.dirs and metadata.log.dir
+	Dir     string // the first of log.dirs, and metadata.log.dir
 	Config  string
 	Props   map[string]string
 	Proc    *Process
@@ -61,6 +62,9 @@ func NewApacheBroker(t testing.TB, version string, nodeID int, voters string, pr
 	for k, v := range props {
 		b.Props[k] = v
 	}
+	// Several log.dirs (JBOD): the first holds meta.properties checks and
+	// the metadata log.
+	b.Dir, _, _ = strings.Cut(b.Props["log.dirs"], ",")
 	writeFile(t, b.Config, []byte(FormatProperties(b.Props)))
 	return b
 }

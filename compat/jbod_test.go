@@ -1,0 +1,114 @@
+package compat
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// An Apache broker with two log directories on a kraftd controller: the
+// controller leaves each new replica's directory UNASSIGNED, the broker
+// places it and says where with AssignReplicasToDirs, and the metadata log
+// ends up naming, for every partition, the directory the broker actually
+// holds it in.
+func TestJBODBrokerAssignsReplicaDirectories(t *testing.T) {
+	forVersions(t, func(t *testing.T, v string) {
+		ReserveJVMs(t, 1)
+		ctl := newKraftdStaticQuorum(t, 1)[0]
+		ctl.start(t)
+		WaitLeader(t, []string{ctl.Addr()}, nil)
+		base := t.TempDir()
+		dirs := []string{filepath.Join(base, "disk-a"), filepath.Join(base, "disk-b")}
+		brokers := StartBrokers(t, v, fmt.Sprintf("%d@%s", ctl.ID, ctl.Addr()), clusterIDOf(t, ctl), []int{101},
+			map[string]string{"log.dirs": strings.Join(dirs, ",")})
+		broker := brokers.Brokers[0]
+		dirIDs := map[string]string{} // path -> directory.id
+		for _, d := range dirs {
+			dirIDs[d] = ParseProperties(readFile(t, filepath.Join(d, "meta.properties")))["directory.id"]
+			if dirIDs[d] == "" {
+				t.Fatalf("no directory.id in %s/meta.properties", d)
+			}
+		}
+
+		const topic, partitions = "jbod", 6
+		create := kmsg.NewPtrCreateTopicsRequest()
+		create.SetVersion(7)
+		create.TimeoutMillis = 30000
+		ct := kmsg.NewCreateTopicsRequestTopic()
+		ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, partitions, 1
+		create.Topics = append(create.Topics, ct)
+		resp, err := Request(broker.Addr(), create)
+		if err != nil || resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode != 0 {
+			t.Fatalf("CreateTopics through the broker: %v %+v", err, resp)
+		}
+
+		Eventually(t, ReadyTimeout, "every replica's directory recorded as the broker placed it", broker.Proc, func() error {
+			held, err := brokerReplicaDirs(broker.Addr(), topic)
+			if err != nil {
+				return err
+			}
+			recorded := recordedReplicaDirs(t, ctl.Dir, topic)
+			for p := int32(0); p < partitions; p++ {
+				path, ok := held[p]
+				if !ok {
+					return fmt.Errorf("the broker holds no replica of partition %d yet", p)
+				}
+				if want := dirIDs[path]; recorded[p] != want {
+					return fmt.Errorf("partition %d is in %s (%s); the metadata log says %q", p, path, want, recorded[p])
+				}
+			}
+			return nil
+		})
+	})
+}
+
+// brokerReplicaDirs asks a broker (DescribeLogDirs) which directory holds
+// each partition of topic.
+func brokerReplicaDirs(addr, topic string) (map[int32]string, error) {
+	req := kmsg.NewPtrDescribeLogDirsRequest()
+	req.SetVersion(1)
+	resp, err := Request(addr, req)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]string{}
+	for _, d := range resp.(*kmsg.DescribeLogDirsResponse).Dirs {
+		for _, t := range d.Topics {
+			if t.Topic != topic {
+				continue
+			}
+			for _, p := range t.Partitions {
+				out[p.Partition] = d.Dir
+			}
+		}
+	}
+	return out, nil
+}
+
+// recordedReplicaDirs reads, from a controller's metadata log, the latest
+// directory of each partition of topic (RF 1: its only replica).
+func recordedReplicaDirs(t *testing.T, metadataDir, topic string) map[int32]string {
+	recs := DumpMetadataLog(t, metadataDir)
+	var topicID string
+	out := map[int32]string{}
+	for _, r := range recs {
+		switch r.Type {
+		case "TopicRecord":
+			if r.String("name") == topic {
+				topicID = r.String("topicId")
+			}
+		case "PartitionRecord", "PartitionChangeRecord":
+			dirs, _ := r.Fields["directories"].([]any)
+			if r.String("topicId") != topicID || topicID == "" || len(dirs) != 1 {
+				continue
+			}
+			if d, ok := dirs[0].(string); ok {
+				out[int32(r.Int("partitionId"))] = d
+			}
+		}
+	}
+	return out
+}
