@@ -353,6 +353,7 @@ func (l *Log) Append(raw []byte) error {
 		if latest, ok := l.epochs.latest(); !ok || h.PartitionLeaderEpoch > latest.Epoch {
 			l.epochsDirty = l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset) || l.epochsDirty
 		}
+		s.noteAppended(h, pos)
 		pos += int64(h.Size())
 	}
 	s.size, s.next = pos, last+1

@@ -61,6 +61,7 @@ func (l *Log) truncateLocked(offset int64) error {
 		return err
 	}
 	s.size, s.reserved = pos, 0
+	s.forgetFrom(pos)
 	if err := s.log.Sync(); err != nil {
 		return err
 	}

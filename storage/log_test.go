@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"path/filepath"
 	"testing"
 
@@ -433,5 +434,61 @@ func TestLockDir(t *testing.T) {
 			t.Fatalf("%s: relock: %v", name, err)
 		}
 		unlock()
+	}
+}
+
+// Reads served from the recent-batch positions (a log that appended in
+// this run) match those served from the index and the file (the same log
+// reopened), through ring trims and truncations.
+func TestRecentBatchPositionsMatchIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	fsys := NewMemFS()
+	l := openTestLog(t, fsys, LogConfig{})
+	next := int64(0)
+	appendBatches := func(n int) {
+		for range n {
+			count := 1 + rng.IntN(4)
+			if err := l.Append(mkBatch(next, 1, count, 10+rng.IntN(200), 1)); err != nil {
+				t.Fatal(err)
+			}
+			next += int64(count)
+		}
+	}
+	appendBatches(recentBatches + 500)
+	cut := next - int64(rng.IntN(300)) - 1
+	if err := l.TruncateTo(cut); err != nil {
+		t.Fatal(err)
+	}
+	next = l.EndOffset()
+	appendBatches(700)
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	live := make([][]byte, next)
+	for off := int64(0); off < next; off++ {
+		raw, err := l.Read(off, 1+rng.IntN(2000))
+		if err != nil {
+			t.Fatalf("Read(%d): %v", off, err)
+		}
+		live[off] = raw
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	reopened := openTestLog(t, fsys, LogConfig{})
+	defer reopened.Close()
+	for off := int64(0); off < next; off++ {
+		raw, err := reopened.Read(off, 1)
+		if err != nil {
+			t.Fatalf("reopened Read(%d): %v", off, err)
+		}
+		first, err := batch.Decode(live[off])
+		if err != nil {
+			t.Fatalf("live Read(%d): %v", off, err)
+		}
+		want, _ := batch.Decode(raw)
+		if first.BaseOffset != want.BaseOffset || !bytes.Equal(live[off][:len(raw)], raw) {
+			t.Fatalf("offset %d: live read starts at batch %d, reopened at %d", off, first.BaseOffset, want.BaseOffset)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,12 @@ type segment struct {
 	timeFile  File // nil unless active
 	index     segmentIndex
 	sinceLast int // bytes appended since the last index entry
+
+	// recent are where the newest batches appended in this run start, in
+	// order and reaching the end of the segment: the quorum reads at or
+	// near the log end (followers' fetches, replay of what just committed),
+	// and finds those batches here without reading headers from the file.
+	recent []batchPos
 
 	// Greatest batch max timestamp so far and the last offset of its batch.
 	maxTimestamp       int64
@@ -305,6 +312,7 @@ func (s *segment) deactivate() error {
 		}
 	}
 	s.closeIndexFiles()
+	s.recent = nil // reads of a closed segment are rare: the index serves them
 	return nil
 }
 
@@ -338,9 +346,39 @@ func (s *segment) remove(fsys FS, dir string) error {
 	return nil
 }
 
+// batchPos is where a batch of the active segment starts.
+type batchPos struct {
+	pos int64
+	batchHead
+}
+
+// recentBatches bounds segment.recent (32 bytes an entry).
+const recentBatches = 4096
+
+// noteAppended remembers a batch just appended at pos.
+func (s *segment) noteAppended(h batch.Header, pos int64) {
+	if len(s.recent) == recentBatches {
+		s.recent = append(s.recent[:0], s.recent[recentBatches/2:]...)
+	}
+	s.recent = append(s.recent, batchPos{pos: pos, batchHead: batchHead{base: h.BaseOffset, size: int64(h.Size()), last: h.LastOffset()}})
+}
+
+// forgetFrom drops what recent says about bytes at or past size.
+func (s *segment) forgetFrom(size int64) {
+	i := sort.Search(len(s.recent), func(i int) bool { return s.recent[i].pos >= size })
+	s.recent = s.recent[:i]
+}
+
 // findBatch returns the position of the batch holding offset, or s.size
 // when offset is at or past the segment's end.
 func (s *segment) findBatch(offset int64) (int64, batchHead, error) {
+	if n := len(s.recent); n > 0 && offset >= s.recent[0].base {
+		i := sort.Search(n, func(i int) bool { return s.recent[i].last >= offset })
+		if i == n {
+			return s.size, batchHead{}, nil
+		}
+		return s.recent[i].pos, s.recent[i].batchHead, nil
+	}
 	pos := s.index.lookup(offset)
 	for pos < s.size {
 		h, err := readBatchHead(s.log, pos)
