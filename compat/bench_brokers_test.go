@@ -79,7 +79,8 @@ type sideFigures struct {
 	heartbeatsWhileCreated []time.Duration // during phase 3
 	leaderObserverFetches  int64
 	brokerErrors           string
-	load                   []string // load average at the start of each phase
+	load                   []string  // load average at the start of each phase
+	steal                  []float64 // % of CPU time the hypervisor stole in the window, sequential and parallel phases
 }
 
 // BenchmarkControllerSideBySide runs the same workload against a
@@ -226,8 +227,10 @@ func runSide(b *testing.B, cfg benchConfig, q *controllerQuorum) *sideFigures {
 	floor := make(chan []time.Duration, 1)
 	go func() { floor <- ProbeRoundTrips(probeCtx, leaderAddr, 20*time.Millisecond) }()
 	fleet.Heartbeats().Start()
+	steal := StartSteal()
 	before, leaderBefore, began := cpu(), cpuOf(leaderPid), time.Now()
 	time.Sleep(cfg.window)
+	f.steal = append(f.steal, steal.Percent())
 	elapsed := time.Since(began).Seconds()
 	f.heartbeatCores = (cpu() - before).Seconds() / elapsed
 	f.leaderCores = (cpuOf(leaderPid) - leaderBefore).Seconds() / elapsed
@@ -245,20 +248,22 @@ func runSide(b *testing.B, cfg benchConfig, q *controllerQuorum) *sideFigures {
 	}
 	phase(fmt.Sprintf("phase 2: %d topics one at a time", cfg.topics))
 	fleet.SetPhase("sequential")
-	before = cpu()
+	before, steal = cpu(), StartSteal()
 	if f.sequential, err = CreateTopicsDirect(ctx, fleet.Locator(), names("sequential"), cfg.partitions, cfg.rf, 1); err != nil {
 		b.Fatalf("%s: %v", q.name, err)
 	}
 	f.sequentialCPU = cpu() - before
+	f.steal = append(f.steal, steal.Percent())
 
 	phase(fmt.Sprintf("phase 3: %d topics from %d requesters", cfg.topics, cfg.requesters))
 	fleet.SetPhase("parallel")
 	fleet.Heartbeats().Start()
-	before = cpu()
+	before, steal = cpu(), StartSteal()
 	if f.parallel, err = CreateTopicsDirect(ctx, fleet.Locator(), names("parallel"), cfg.partitions, cfg.rf, cfg.requesters); err != nil {
 		b.Fatalf("%s: %v", q.name, err)
 	}
 	f.parallelCPU = cpu() - before
+	f.steal = append(f.steal, steal.Percent())
 	f.heartbeatsWhileCreated = fleet.Heartbeats().Stop()
 
 	f.leaderObserverFetches = fleet.Watcher().Fetches()
@@ -340,8 +345,8 @@ func printSideBySide(b *testing.B, cfg benchConfig, figures map[string]*sideFigu
 	out.WriteString("(kraftd adv: Apache/kraftd for lower-is-better figures, kraftd/Apache for throughput; CPU target means no more CPU than Apache)\n")
 	for _, side := range []string{"kraftd", "apache"} {
 		if f := figures[side]; f != nil {
-			fmt.Fprintf(&out, "%s: %d heartbeats in the window, %d during parallel creates, %d observer fetches, %d CreateTopics retries, load average at phase starts %v; broker errors: %s\n",
-				side, len(f.heartbeats), len(f.heartbeatsWhileCreated), f.leaderObserverFetches, f.sequential.Retries+f.parallel.Retries, f.load, f.brokerErrors)
+			fmt.Fprintf(&out, "%s: %d heartbeats in the window, %d during parallel creates, %d observer fetches, %d CreateTopics retries, load average at phase starts %v, CPU stolen by the hypervisor in window/sequential/parallel %.1f%%/%.1f%%/%.1f%%; broker errors: %s\n",
+				side, len(f.heartbeats), len(f.heartbeatsWhileCreated), f.leaderObserverFetches, f.sequential.Retries+f.parallel.Retries, f.load, f.steal[0], f.steal[1], f.steal[2], f.brokerErrors)
 		}
 	}
 	fmt.Print(out.String())

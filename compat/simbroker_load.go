@@ -213,3 +213,46 @@ func ProbeRoundTrips(ctx context.Context, addr string, interval time.Duration) [
 		out = append(out, time.Since(start))
 	}
 }
+
+// CPUTicks reads the machine's CPU time from /proc/stat: the ticks the
+// hypervisor stole from this VM's CPUs (steal) and all ticks. A benchmark
+// phase whose steal share is high ran on a host that was busy elsewhere.
+func CPUTicks() (steal, total int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 9 || fields[0] != "cpu" {
+		return 0, 0
+	}
+	for i, f := range fields[1:] {
+		n, _ := strconv.ParseInt(f, 10, 64)
+		if i < 8 { // user nice system idle iowait irq softirq steal; guest time is in user
+			total += n
+		}
+		if i == 7 {
+			steal = n
+		}
+	}
+	return steal, total
+}
+
+// StealMeter measures the share of CPU time stolen between Start and Stop.
+type StealMeter struct{ steal, total int64 }
+
+// StartSteal starts a StealMeter.
+func StartSteal() StealMeter {
+	s, t := CPUTicks()
+	return StealMeter{s, t}
+}
+
+// Percent is the stolen share of CPU time since StartSteal, in percent.
+func (m StealMeter) Percent() float64 {
+	s, t := CPUTicks()
+	if t <= m.total {
+		return 0
+	}
+	return 100 * float64(s-m.steal) / float64(t-m.total)
+}
