@@ -580,11 +580,7 @@ func (n *Node) deliverPeerResult(r PeerResult) {
 // waits until they commit. It returns the offset of the first record (a
 // broker's epoch is the offset of its registration record).
 func (n *Node) Propose(ctx context.Context, records []metadata.Record) (int64, error) {
-	return n.proposeStamped(ctx, records, nil)
-}
-
-func (n *Node) proposeStamped(ctx context.Context, records []metadata.Record, stamp func(int64)) (int64, error) {
-	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), stamp: stamp}
+	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1)}
 	select {
 	case n.events <- nodeEvent{proposal: p}:
 	case <-n.done:
