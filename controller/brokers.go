@@ -251,7 +251,7 @@ func (c *Controller) fenceRecords(im *metadata.Image, id int32) []metadata.Recor
 // ISR holds it a leader again (Apache's handleBrokerUnfenced).
 func (c *Controller) unfenceRecords(im *metadata.Image, id int32, epoch int64) []metadata.Record {
 	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: epoch, Fenced: changeUnfence}}
-	return append(recs, leaderAndIsrUpdates(im, noLeader, id, noLeader, c.settings, allPartitions(im), leaderless)...)
+	return append(recs, leaderAndIsrUpdates(im, noLeader, id, noLeader, c.settings, slices.Values(im.LeaderlessPartitions()), leaderless)...)
 }
 
 // controlledShutdownRecords mark a broker as shutting down and move its

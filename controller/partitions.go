@@ -295,21 +295,6 @@ func replicaPartitions(im *metadata.Image, broker int32) iter.Seq[metadata.Topic
 	return slices.Values(im.PartitionsOfBroker(broker))
 }
 
-// allPartitions are every partition, in topic id order, for the selections
-// the broker index cannot narrow (leaderless partitions on an unfencing).
-func allPartitions(im *metadata.Image) iter.Seq[metadata.TopicPartition] {
-	return func(yield func(metadata.TopicPartition) bool) {
-		for _, id := range sortedTopicIDs(im) {
-			t := im.Topics[id]
-			for pid := range t.Partitions {
-				if !yield(metadata.TopicPartition{Topic: t, Partition: int32(pid)}) {
-					return
-				}
-			}
-		}
-	}
-}
-
 func inIsr(b int32) func(p *metadata.Partition) bool {
 	return func(p *metadata.Partition) bool { return slices.Contains(p.Isr, b) }
 }

@@ -57,6 +57,7 @@ type Image struct {
 	brokersGen uint64
 	group      *changeGroup
 	replicas   replicaIndex // broker -> partitions listing it as a replica
+	leaderless *leaderlessIndex
 }
 
 // Topic is a topic and its partitions, indexed by partition id. Partitions
@@ -316,6 +317,7 @@ func (im *Image) apply(rec Record) error {
 		}
 		im.setPartition(t, r.PartitionId, partitionFromRecord(r))
 		im.indexReplicas(t, r.PartitionId, r.Replicas)
+		im.noteLeader(t, r.PartitionId, r.Leader)
 	case *PartitionChangeRecord:
 		return im.changePartition(r)
 	case *ConfigRecord:

@@ -265,6 +265,9 @@ func (im *Image) changeTopicPartition(t *Topic, r *PartitionChangeRecord) error 
 	if r.Replicas != nil {
 		im.indexReplicas(t, r.PartitionId, r.Replicas)
 	}
+	if r.Leader != -2 {
+		im.noteLeader(t, r.PartitionId, r.Leader)
+	}
 	return nil
 }
 

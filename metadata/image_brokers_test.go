@@ -41,3 +41,51 @@ func TestPartitionsOfBrokerMatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaderlessPartitionsMatchScan: after every few records of random logs
+// (topic removals and rolled-back transactions included), and in a clone,
+// the index gives exactly the leaderless partitions a scan finds.
+func TestLeaderlessPartitionsMatchScan(t *testing.T) {
+	scan := func(im *Image) []TopicPartition {
+		var out []TopicPartition
+		ids := slices.SortedFunc(func(yield func(Uuid) bool) {
+			for id := range im.Topics {
+				if !yield(id) {
+					return
+				}
+			}
+		}, func(x, y Uuid) int { return bytes.Compare(x[:], y[:]) })
+		for _, id := range ids {
+			tp := im.Topics[id]
+			for p := range tp.Partitions {
+				if tp.Partitions[p].Exists && tp.Partitions[p].Leader == -1 {
+					out = append(out, TopicPartition{tp, int32(p)})
+				}
+			}
+		}
+		return out
+	}
+	seen := 0
+	for seed := range uint64(100) {
+		im := NewImage()
+		for i, r := range randomLog(seed, 300) {
+			im.Apply(r)
+			if i%5 != 0 {
+				continue
+			}
+			want := scan(im)
+			seen += len(want)
+			if got := im.LeaderlessPartitions(); !slices.Equal(got, want) {
+				t.Fatalf("seed %d record %d: index %v, scan %v", seed, i, got, want)
+			}
+			if c := im.Clone(); !slices.EqualFunc(c.LeaderlessPartitions(), want, func(a, b TopicPartition) bool {
+				return a.Topic.ID == b.Topic.ID && a.Partition == b.Partition
+			}) {
+				t.Fatalf("seed %d record %d: the clone's index differs", seed, i)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("the random logs never left a partition leaderless")
+	}
+}

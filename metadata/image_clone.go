@@ -1,6 +1,9 @@
 package metadata
 
-import "maps"
+import (
+	"maps"
+	"slices"
+)
 
 // Clone returns an image with the same contents that can be changed
 // independently of im: applying records to one never shows in the other.
@@ -34,6 +37,9 @@ func (im *Image) Clone() *Image {
 		// partitions grow on their own.
 		c.Partitions = append([]Partition(nil), t.Partitions...)
 		out.Topics[id] = &c
+	}
+	if im.leaderless != nil {
+		out.leaderless = &leaderlessIndex{keys: slices.Clone(im.leaderless.keys), compacted: im.leaderless.compacted}
 	}
 	if im.replicas != nil {
 		out.replicas = make(replicaIndex, len(im.replicas))

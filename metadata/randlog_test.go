@@ -283,7 +283,7 @@ func (g *logGen) partitionChange() {
 	ch := &PartitionChangeRecord{PartitionId: p, TopicId: t.ID, Leader: -2, LeaderRecoveryState: -1}
 	switch g.rnd.IntN(4) {
 	case 0:
-		ch.Leader = int32(g.rnd.IntN(6))
+		ch.Leader = int32(g.rnd.IntN(7)) - 1 // -1: no leader
 	case 1:
 		ch.Isr = g.subset(t.Partitions[p].Replicas)
 	case 2:
