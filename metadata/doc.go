@@ -48,8 +48,10 @@
 // not at all. ApplyAll (image_batch.go) applies a slice of records exactly as
 // Apply would one by one, but resolves runs of PartitionChangeRecords in
 // stages so that their cache misses overlap. PartitionsOfBroker
-// (image_brokers.go) lists the partitions whose replicas hold a broker from
-// an index built on first use and kept up to date by apply. Hash gives a deterministic digest for
+// (image_brokers.go) lists the partitions whose replicas hold a broker, and
+// LeaderlessPartitions (image_leaderless.go) those without a leader, each
+// from an index built on first use and kept up to date by apply. Hash
+// gives a deterministic digest for
 // comparing nodes; it covers what Apache's image keeps, so nil and empty
 // replica lists hash alike and the producer-id block hashes by its next id
 // only.
