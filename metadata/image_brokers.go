@@ -57,11 +57,17 @@ func (im *Image) indexReplicas(t *Topic, id int32, replicas []int32) {
 // compactReplicas keeps the entries of broker b that hold, once each, in
 // topic id and partition order.
 func (im *Image) compactReplicas(b int32, e *replicaEntries) {
-	live := e.keys[:0]
-	for _, k := range e.keys {
+	e.keys = im.compactKeys(e.keys, func(p *Partition) bool { return slices.Contains(p.Replicas, b) })
+	e.compacted = len(e.keys)
+}
+
+// compactKeys keeps, in place, the keys of existing partitions that hold,
+// once each, in topic id and partition order.
+func (im *Image) compactKeys(keys []partitionKey, holds func(p *Partition) bool) []partitionKey {
+	live := keys[:0]
+	for _, k := range keys {
 		t := im.Topics[k.topic]
-		if t != nil && int(k.partition) < len(t.Partitions) && t.Partitions[k.partition].Exists &&
-			slices.Contains(t.Partitions[k.partition].Replicas, b) {
+		if t != nil && int(k.partition) < len(t.Partitions) && t.Partitions[k.partition].Exists && holds(&t.Partitions[k.partition]) {
 			live = append(live, k)
 		}
 	}
@@ -69,8 +75,8 @@ func (im *Image) compactReplicas(b int32, e *replicaEntries) {
 		return cmp.Or(bytes.Compare(x.topic[:], y.topic[:]), cmp.Compare(x.partition, y.partition))
 	})
 	live = slices.Compact(live)
-	clear(e.keys[len(live):])
-	e.keys, e.compacted = live, len(live)
+	clear(keys[len(live):])
+	return live
 }
 
 // PartitionsOfBroker returns the partitions whose replica list holds

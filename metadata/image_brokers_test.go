@@ -2,6 +2,7 @@ package metadata
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"testing"
 )
@@ -18,22 +19,7 @@ func TestPartitionsOfBrokerMatchesScan(t *testing.T) {
 				continue
 			}
 			for b := range int32(6) {
-				var want []TopicPartition
-				ids := slices.SortedFunc(func(yield func(Uuid) bool) {
-					for id := range im.Topics {
-						if !yield(id) {
-							return
-						}
-					}
-				}, func(x, y Uuid) int { return bytes.Compare(x[:], y[:]) })
-				for _, id := range ids {
-					tp := im.Topics[id]
-					for p := range tp.Partitions {
-						if tp.Partitions[p].Exists && slices.Contains(tp.Partitions[p].Replicas, b) {
-							want = append(want, TopicPartition{tp, int32(p)})
-						}
-					}
-				}
+				want := scanPartitions(im, func(p *Partition) bool { return slices.Contains(p.Replicas, b) })
 				if got := im.PartitionsOfBroker(b); !slices.Equal(got, want) {
 					t.Fatalf("seed %d record %d broker %d: index %v, scan %v", seed, i, b, got, want)
 				}
@@ -46,25 +32,6 @@ func TestPartitionsOfBrokerMatchesScan(t *testing.T) {
 // (topic removals and rolled-back transactions included), and in a clone,
 // the index gives exactly the leaderless partitions a scan finds.
 func TestLeaderlessPartitionsMatchScan(t *testing.T) {
-	scan := func(im *Image) []TopicPartition {
-		var out []TopicPartition
-		ids := slices.SortedFunc(func(yield func(Uuid) bool) {
-			for id := range im.Topics {
-				if !yield(id) {
-					return
-				}
-			}
-		}, func(x, y Uuid) int { return bytes.Compare(x[:], y[:]) })
-		for _, id := range ids {
-			tp := im.Topics[id]
-			for p := range tp.Partitions {
-				if tp.Partitions[p].Exists && tp.Partitions[p].Leader == -1 {
-					out = append(out, TopicPartition{tp, int32(p)})
-				}
-			}
-		}
-		return out
-	}
 	seen := 0
 	for seed := range uint64(100) {
 		im := NewImage()
@@ -73,7 +40,7 @@ func TestLeaderlessPartitionsMatchScan(t *testing.T) {
 			if i%5 != 0 {
 				continue
 			}
-			want := scan(im)
+			want := scanPartitions(im, func(p *Partition) bool { return p.Leader == -1 })
 			seen += len(want)
 			if got := im.LeaderlessPartitions(); !slices.Equal(got, want) {
 				t.Fatalf("seed %d record %d: index %v, scan %v", seed, i, got, want)
@@ -88,4 +55,20 @@ func TestLeaderlessPartitionsMatchScan(t *testing.T) {
 	if seen == 0 {
 		t.Fatal("the random logs never left a partition leaderless")
 	}
+}
+
+// scanPartitions finds by a scan of every partition those that hold, in
+// topic id and partition order.
+func scanPartitions(im *Image, holds func(p *Partition) bool) []TopicPartition {
+	var out []TopicPartition
+	ids := slices.SortedFunc(maps.Keys(im.Topics), func(x, y Uuid) int { return bytes.Compare(x[:], y[:]) })
+	for _, id := range ids {
+		t := im.Topics[id]
+		for p := range t.Partitions {
+			if t.Partitions[p].Exists && holds(&t.Partitions[p]) {
+				out = append(out, TopicPartition{t, int32(p)})
+			}
+		}
+	}
+	return out
 }

@@ -1,11 +1,5 @@
 package metadata
 
-import (
-	"bytes"
-	"cmp"
-	"slices"
-)
-
 // leaderlessIndex lists the partitions without a leader, so that an
 // unfencing broker, which may give any of them a leader, does not scan
 // every partition (and sort every topic id) under the controller's lock.
@@ -36,19 +30,8 @@ func (im *Image) noteLeader(t *Topic, id, leader int32) {
 // and partition order.
 func (im *Image) compactLeaderless() {
 	x := im.leaderless
-	live := x.keys[:0]
-	for _, k := range x.keys {
-		t := im.Topics[k.topic]
-		if t != nil && int(k.partition) < len(t.Partitions) && t.Partitions[k.partition].Exists && t.Partitions[k.partition].Leader == -1 {
-			live = append(live, k)
-		}
-	}
-	slices.SortFunc(live, func(a, b partitionKey) int {
-		return cmp.Or(bytes.Compare(a.topic[:], b.topic[:]), cmp.Compare(a.partition, b.partition))
-	})
-	live = slices.Compact(live)
-	clear(x.keys[len(live):])
-	x.keys, x.compacted = live, len(live)
+	x.keys = im.compactKeys(x.keys, func(p *Partition) bool { return p.Leader == -1 })
+	x.compacted = len(x.keys)
 }
 
 // LeaderlessPartitions returns the partitions that have no leader, sorted
