@@ -2,18 +2,26 @@ package compat
 
 import (
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// An Apache broker with two log directories on a kraftd controller: the
-// controller leaves each new replica's directory UNASSIGNED, the broker
-// places it and says where with AssignReplicasToDirs, and the metadata log
-// ends up naming, for every partition, the directory the broker actually
-// holds it in.
+// An Apache broker with two log directories on a kraftd controller:
+//   - the controller leaves each new replica's directory UNASSIGNED, the
+//     broker places it and says where with AssignReplicasToDirs, and the
+//     metadata log ends up naming, for every partition, the directory the
+//     broker actually holds it in;
+//   - the second directory then fails (replaced by a file, so the broker's
+//     next checkpoint write there fails): the broker reports it in its
+//     heartbeats, and kraftd takes the replicas in it out of leadership and
+//     the directory out of the registration, while the partitions in the
+//     first directory keep their leader.
 func TestJBODBrokerAssignsReplicaDirectories(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 1)
@@ -23,7 +31,7 @@ func TestJBODBrokerAssignsReplicaDirectories(t *testing.T) {
 		base := t.TempDir()
 		dirs := []string{filepath.Join(base, "disk-a"), filepath.Join(base, "disk-b")}
 		brokers := StartBrokers(t, v, fmt.Sprintf("%d@%s", ctl.ID, ctl.Addr()), clusterIDOf(t, ctl), []int{101},
-			map[string]string{"log.dirs": strings.Join(dirs, ",")})
+			map[string]string{"log.dirs": strings.Join(dirs, ","), "log.flush.offset.checkpoint.interval.ms": "1000"})
 		broker := brokers.Brokers[0]
 		dirIDs := map[string]string{} // path -> directory.id
 		for _, d := range dirs {
@@ -62,6 +70,42 @@ func TestJBODBrokerAssignsReplicaDirectories(t *testing.T) {
 			}
 			return nil
 		})
+
+		held, err := brokerReplicaDirs(broker.Addr(), topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := dirs[1] // dirs[0] holds the broker's metadata log: losing it stops the broker
+		if !slices.Contains(slices.Collect(maps.Values(held)), failed) {
+			t.Fatalf("the broker placed no replica in %s: %v", failed, held)
+		}
+		if err := os.Rename(failed, failed+".gone"); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, failed, []byte("not a directory"))
+		Eventually(t, ReadyTimeout, "replicas in the failed directory without a leader, the others led", broker.Proc, func() error {
+			m, err := Metadata(broker.Addr(), topic)
+			if err != nil {
+				return err
+			}
+			for p := int32(0); p < partitions; p++ {
+				leader, inFailed := m.Leaders[topic][p], held[p] == failed
+				if inFailed && leader != -1 || !inFailed && leader != int32(broker.NodeID) {
+					return fmt.Errorf("partition %d (in %s) is led by %d", p, held[p], leader)
+				}
+			}
+			return nil
+		})
+		var dropped bool
+		for _, r := range DumpMetadataLog(t, ctl.Dir) {
+			if dirsLeft, _ := r.Fields["logDirs"].([]any); r.Type == "BrokerRegistrationChangeRecord" &&
+				len(dirsLeft) == 1 && dirsLeft[0] == dirIDs[dirs[0]] {
+				dropped = true
+			}
+		}
+		if !dropped {
+			t.Errorf("no BrokerRegistrationChangeRecord leaves broker %d with only %s", broker.NodeID, dirIDs[dirs[0]])
+		}
 	})
 }
 
