@@ -22,8 +22,9 @@ type TopicLoad struct {
 // CreateTopicsDirect creates the named topics (partitions each, replication
 // factor rf) by sending CreateTopics v7, one topic per request, straight to
 // the active controller, from concurrency requesters each with its own
-// connection and one request in flight. It fails on the first topic error
-// other than a leadership change.
+// connection and one request in flight. The requesters connect before the
+// clock starts: Elapsed is the controller's time, not the client's set-up.
+// It fails on the first topic error other than a leadership change.
 func CreateTopicsDirect(ctx context.Context, locator *ControllerLocator, names []string, partitions int32, rf int16, concurrency int) (*TopicLoad, error) {
 	work := make(chan string)
 	var (
@@ -31,12 +32,13 @@ func CreateTopicsDirect(ctx context.Context, locator *ControllerLocator, names [
 		load     = &TopicLoad{}
 		firstErr error
 		wg       sync.WaitGroup
+		dialed   sync.WaitGroup
 	)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	start := time.Now()
 	for range concurrency {
 		wg.Add(1)
+		dialed.Add(1)
 		go func() {
 			defer wg.Done()
 			var conn *Conn
@@ -46,6 +48,13 @@ func CreateTopicsDirect(ctx context.Context, locator *ControllerLocator, names [
 					conn.Close()
 				}
 			}()
+			// Connect up front; should it fail, the loop below retries.
+			if addr, _, err := locator.Leader(ctx); err == nil {
+				if c, err := Dial(ctx, addr); err == nil {
+					conn, connAddr = c, addr
+				}
+			}
+			dialed.Done()
 			for name := range work {
 				for attempt := 0; ; attempt++ {
 					if conn == nil {
@@ -96,6 +105,8 @@ func CreateTopicsDirect(ctx context.Context, locator *ControllerLocator, names [
 			}
 		}()
 	}
+	dialed.Wait()
+	start := time.Now()
 feed:
 	for _, n := range names {
 		select {
