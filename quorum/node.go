@@ -59,7 +59,6 @@ type Node struct {
 
 	// Output accumulated since the last Ready.
 	persisted    HardState // what the shell has written (or was given)
-	readySync    bool      // the last Ready asked for an fsync
 	readyHS      HardState
 	msgs         []Message
 	proposals    [][]byte
@@ -340,10 +339,15 @@ func (n *Node) Ready() Ready {
 		hs := n.readyHS
 		rd.HardState = &hs
 	}
-	rd.MustSync = rd.HardState != nil || len(rd.Append) > 0 || rd.Truncate != nil ||
-		(rd.SnapshotWrite != nil && rd.SnapshotWrite.Done)
-	n.readySync = rd.MustSync
+	rd.MustSync = n.readyMustSync()
 	return rd
+}
+
+// readyMustSync reports whether the Ready handed out (and not yet
+// advanced) asks for an fsync.
+func (n *Node) readyMustSync() bool {
+	return n.readyHS != n.persisted || len(n.appendBuf) > 0 || n.truncate != nil ||
+		(n.snapChunk != nil && n.snapChunk.Done)
 }
 
 // Advance tells the node the last Ready was applied: HardState and log
@@ -371,6 +375,9 @@ func (n *Node) LeaderSynced(epoch int32, endOffset int64) {
 }
 
 func (n *Node) advance(synced bool) {
+	// Only an fsync makes the log durable, up to its end: an Advance
+	// without one may follow records whose fsync was deferred.
+	synced = synced && n.readyMustSync()
 	n.persisted = n.readyHS
 	finished := n.snapChunk != nil && n.snapChunk.Done
 	if finished {
@@ -383,10 +390,8 @@ func (n *Node) advance(synced bool) {
 	n.prevSoft, n.prevHW = n.softState(), n.hw
 	n.reloadLogEnd()
 	if n.role == RoleLeader {
-		// Only an fsync makes the log durable, up to its end: an Advance
-		// without one may follow records whose fsync was deferred.
 		leo := n.log.EndOffset()
-		if synced && n.readySync {
+		if synced {
 			n.leaderDurableTo(leo)
 		}
 		n.completeParkedFetches(func(p parkedFetch) bool { return p.offset < leo })
