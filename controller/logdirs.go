@@ -84,15 +84,6 @@ func (c *Controller) offlineDirRecords(im *metadata.Image, b metadata.RegisterBr
 	return append(recs, change)
 }
 
-func compareUuid(a, b metadata.Uuid) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return int(a[i]) - int(b[i])
-		}
-	}
-	return 0
-}
-
 // AssignReplicasToDirs records in which directory a broker placed replicas
 // (key 73, sent by a broker with several log directories for replicas the
 // controller left UNASSIGNED). A replica assigned to a directory that is

@@ -320,9 +320,13 @@ func sortedTopicIDs(im *metadata.Image) []metadata.Uuid {
 	for id := range im.Topics {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, func(a, b metadata.Uuid) int { return slices.Compare(a[:], b[:]) })
+	slices.SortFunc(ids, compareUuid)
 	return ids
 }
+
+// compareUuid orders ids by their bytes, as topic ids are ordered in
+// records and directory ids in a registration.
+func compareUuid(a, b metadata.Uuid) int { return slices.Compare(a[:], b[:]) }
 
 // Config resource types (Apache's ConfigResource.Type ids).
 const (
