@@ -150,10 +150,7 @@ func assignReplicaDir(im *metadata.Image, t *metadata.Topic, partition, broker i
 	}
 	dirs := slices.Clone(p.Directories())
 	if len(dirs) != len(p.Replicas) {
-		dirs = make([]metadata.Uuid, len(p.Replicas))
-		for j, r := range p.Replicas {
-			dirs[j] = defaultDir(im, r)
-		}
+		dirs = defaultDirs(im, p.Replicas)
 	}
 	if dirs[i] == dir && len(p.Directories()) == len(dirs) {
 		return 0, nil

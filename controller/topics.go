@@ -242,9 +242,7 @@ func newPartitionRecord(im *metadata.Image, topic metadata.Uuid, id int32, repli
 	mv := metadataVersion(im)
 	rec.SetVersion(partitionRecordVersion(mv))
 	if mv >= MVDirectoryAssignment {
-		for _, r := range replicas {
-			rec.Directories = append(rec.Directories, defaultDir(im, r))
-		}
+		rec.Directories = defaultDirs(im, replicas)
 	}
 	if rec.Version >= 2 {
 		rec.EligibleLeaderReplicas, rec.LastKnownElr = []int32{}, []int32{}
@@ -266,6 +264,15 @@ func defaultDir(im *metadata.Image, broker int32) metadata.Uuid {
 		return b.LogDirs[0]
 	}
 	return dirUnassigned
+}
+
+// defaultDirs is defaultDir for each of replicas.
+func defaultDirs(im *metadata.Image, replicas []int32) []metadata.Uuid {
+	dirs := make([]metadata.Uuid, len(replicas))
+	for i, r := range replicas {
+		dirs[i] = defaultDir(im, r)
+	}
+	return dirs
 }
 
 func validateManualAssignment(im *metadata.Image, replicas []int32, rf int) *Error {
