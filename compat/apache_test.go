@@ -130,13 +130,7 @@ func TestApacheStaticQuorumFailover(t *testing.T) {
 
 		old := nodes[first.LeaderID-1]
 		old.Proc.Kill()
-		var rest []string
-		for _, n := range nodes {
-			if n != old {
-				rest = append(rest, n.Addr())
-			}
-		}
-		second := WaitLeader(t, rest, func(s *QuorumStatus) error {
+		second := WaitLeader(t, Addrs(without(nodes, old)...), func(s *QuorumStatus) error {
 			if s.LeaderID == first.LeaderID || s.LeaderEpoch <= first.LeaderEpoch {
 				return fmt.Errorf("leader %d epoch %d: not a new leader yet", s.LeaderID, s.LeaderEpoch)
 			}

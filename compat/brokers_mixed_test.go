@@ -29,7 +29,7 @@ func TestApacheBrokersOnMixedQuorum(t *testing.T) {
 		at := stamp(t)
 		members, voters, clusterID := newBrokerQuorum(t, v, "kraftd", "Apache", "Apache")
 		startBrokerQuorum(t, members)
-		cur := WaitLeader(t, memberAddrs(members), nil)
+		cur := WaitLeader(t, Addrs(members...), nil)
 		at(fmt.Sprintf("first leader %s", memberByID(members, cur.LeaderID)))
 
 		brokers := StartBrokers(t, v, voters, clusterID, []int{101, 102}, nil)
@@ -46,19 +46,14 @@ func TestApacheBrokersOnMixedQuorum(t *testing.T) {
 				t.Fatalf("after %d leader kills the handovers were %v; want both directions", maxHandovers, handovers)
 			}
 			old := memberByID(members, cur.LeaderID)
-			var rest []*quorumMember
-			for _, m := range members {
-				if m != old {
-					rest = append(rest, m)
-				}
-			}
+			rest := without(members, old)
 			mark := traffic.Mark()
 			if handovers["Apache->kraftd"] == 0 {
 				killTowards(t, old, rest, "kraftd")
 			} else {
 				old.Proc().Kill()
 			}
-			cur = WaitLeader(t, memberAddrs(rest), func(s *QuorumStatus) error {
+			cur = WaitLeader(t, Addrs(rest...), func(s *QuorumStatus) error {
 				if s.LeaderID == old.ID() {
 					return fmt.Errorf("still led by the killed %s", old)
 				}
@@ -74,7 +69,7 @@ func TestApacheBrokersOnMixedQuorum(t *testing.T) {
 
 			restarted := time.Now()
 			old.Start(t)
-			cur = WaitLeader(t, memberAddrs(members), voterCaughtUp(old.ID(), restarted, cur.HighWatermark))
+			cur = WaitLeader(t, Addrs(members...), voterCaughtUp(old.ID(), restarted, cur.HighWatermark))
 			at(fmt.Sprintf("round %d: killed %s, %s took over; restarted, it caught up", round, old, next))
 		}
 		t.Logf("handovers: %v", handovers)

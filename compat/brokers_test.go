@@ -40,7 +40,7 @@ func TestApacheBrokersOnKraftd(t *testing.T) {
 			voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
 			n.start(t)
 		}
-		leader := WaitLeader(t, addrsOf(ctls), nil)
+		leader := WaitLeader(t, Addrs(ctls...), nil)
 		at(fmt.Sprintf("kraftd leader %d", leader.LeaderID))
 		brokers := StartBrokers(t, v, strings.Join(voters, ","), clusterID, brokerIDs, nil)
 		at("brokers running")
@@ -75,14 +75,14 @@ func TestApacheBrokersOnKraftd(t *testing.T) {
 func checkObservers(t *testing.T, v string, ctls []*kraftdNode, brokers *BrokerSet) {
 	t.Helper()
 	want := brokers.IDs()
-	WaitLeader(t, addrsOf(ctls), func(s *QuorumStatus) error {
+	WaitLeader(t, Addrs(ctls...), func(s *QuorumStatus) error {
 		got := slices.Sorted(slices.Values(s.Observers))
 		if !slices.Equal(got, want) {
 			return fmt.Errorf("observers %v, want %v", got, want)
 		}
 		return nil
 	})
-	out, err := MetadataQuorum(t, v, "--bootstrap-controller", strings.Join(addrsOf(ctls), ","), "describe", "--replication")
+	out, err := MetadataQuorum(t, v, "--bootstrap-controller", strings.Join(Addrs(ctls...), ","), "describe", "--replication")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,11 +220,7 @@ func checkBrokerKill(t *testing.T, brokers *BrokerSet, traffic *Traffic) {
 	brokers.WaitUnfenced(t, others...)
 	traffic.WaitProgress("after a broker SIGKILL", mark, 100)
 
-	mark = traffic.Mark()
-	victim.Start(t)
-	brokers.WaitUnfenced(t, brokers.IDs()...)
-	brokers.WaitPartitions(t, "ISRs grown back after restart", trafficTopic, fullIsr(brokers.IDs()))
-	traffic.WaitProgress("after the broker's restart", mark, 100)
+	restartBroker(t, brokers, victim, traffic)
 }
 
 // checkControllerKill: SIGKILL of the active kraftd. Another kraftd takes
@@ -233,17 +229,12 @@ func checkBrokerKill(t *testing.T, brokers *BrokerSet, traffic *Traffic) {
 // checkControlledShutdown, which needs heartbeats to reach the new leader.
 // It returns the committed offset at the time of the kill.
 func checkControllerKill(t *testing.T, ctls []*kraftdNode, brokers *BrokerSet, traffic *Traffic) int64 {
-	before := WaitLeader(t, addrsOf(ctls), nil)
+	before := WaitLeader(t, Addrs(ctls...), nil)
 	old := nodeByID(ctls, before.LeaderID)
-	var rest []*kraftdNode
-	for _, n := range ctls {
-		if n != old {
-			rest = append(rest, n)
-		}
-	}
+	rest := without(ctls, old)
 	mark := traffic.Mark()
 	old.Proc.Kill()
-	after := WaitLeader(t, addrsOf(rest), func(s *QuorumStatus) error {
+	after := WaitLeader(t, Addrs(rest...), func(s *QuorumStatus) error {
 		if s.LeaderID == old.ID {
 			return fmt.Errorf("still led by the killed node %d", old.ID)
 		}
@@ -259,7 +250,7 @@ func checkControllerKill(t *testing.T, ctls []*kraftdNode, brokers *BrokerSet, t
 	// Restarted, the old leader rejoins as a follower and catches up.
 	restarted := time.Now()
 	old.Proc.Start()
-	WaitLeader(t, addrsOf(ctls), voterCaughtUp(old.ID, restarted, after.HighWatermark))
+	WaitLeader(t, Addrs(ctls...), voterCaughtUp(old.ID, restarted, after.HighWatermark))
 	return before.HighWatermark
 }
 
@@ -293,7 +284,7 @@ func checkControlledShutdown(t *testing.T, ctls []*kraftdNode, brokers *BrokerSe
 		}
 	}
 
-	leader := nodeByID(ctls, WaitLeader(t, addrsOf(ctls), nil).LeaderID)
+	leader := nodeByID(ctls, WaitLeader(t, Addrs(ctls...), nil).LeaderID)
 	var recs []LoggedRecord
 	Eventually(t, ReadyTimeout, "the shutdown in the controller's log", nil, func() error {
 		recs = DumpMetadataLog(t, leader.Dir)
@@ -313,11 +304,7 @@ func checkControlledShutdown(t *testing.T, ctls []*kraftdNode, brokers *BrokerSe
 	}
 	traffic.WaitProgress("after a controlled shutdown", mark, 100)
 
-	mark = traffic.Mark()
-	victim.Start(t)
-	brokers.WaitUnfenced(t, brokers.IDs()...)
-	brokers.WaitPartitions(t, "ISRs grown back after restart", trafficTopic, fullIsr(brokers.IDs()))
-	traffic.WaitProgress("after the broker's restart", mark, 100)
+	restartBroker(t, brokers, victim, traffic)
 }
 
 // voterCaughtUp accepts a leader's view in which voter id has fetched since
@@ -439,7 +426,7 @@ func checkFeatures(t *testing.T, v string, ctls []*kraftdNode) {
 }
 
 func leaderAddr(t *testing.T, nodes []*kraftdNode) string {
-	s := WaitLeader(t, addrsOf(nodes), nil)
+	s := WaitLeader(t, Addrs(nodes...), nil)
 	return nodeByID(nodes, s.LeaderID).Addr()
 }
 
@@ -452,4 +439,16 @@ func clusterIDOf(t *testing.T, n *kraftdNode) string {
 		t.Fatalf("no cluster.id in %s/meta.properties", n.Dir)
 	}
 	return id
+}
+
+// restartBroker starts a stopped broker again and waits until it is
+// unfenced, every ISR of the traffic topic holds all brokers again, and
+// traffic goes on.
+func restartBroker(t *testing.T, brokers *BrokerSet, victim *ApacheBroker, traffic *Traffic) {
+	t.Helper()
+	mark := traffic.Mark()
+	victim.Start(t)
+	brokers.WaitUnfenced(t, brokers.IDs()...)
+	brokers.WaitPartitions(t, "ISRs grown back after restart", trafficTopic, fullIsr(brokers.IDs()))
+	traffic.WaitProgress("after the broker's restart", mark, 100)
 }

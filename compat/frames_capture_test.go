@@ -23,15 +23,7 @@ const framesDir = "testdata/frames"
 // protocol plus ApiVersions (which every raft connection starts with) and
 // DescribeQuorum (sent by the test). FetchSnapshot is saved only if a
 // follower happened to need a snapshot.
-var capturedKeys = []int16{
-	kmsg.ApiVersions.Int16(),
-	kmsg.Fetch.Int16(),
-	kmsg.Vote.Int16(),
-	kmsg.BeginQuorumEpoch.Int16(),
-	kmsg.EndQuorumEpoch.Int16(),
-	kmsg.DescribeQuorum.Int16(),
-	kmsg.FetchSnapshot.Int16(),
-}
+var capturedKeys = append(slices.Clone(requiredKeys), kmsg.FetchSnapshot.Int16())
 
 // requiredKeys must all have been seen, or the capture is incomplete.
 var requiredKeys = []int16{
@@ -109,13 +101,7 @@ func TestCaptureApacheFrames(t *testing.T) {
 		leader := nodes[cur.LeaderID-1]
 		leader.Proc.Stop()
 		at("leader stopped")
-		var rest []string
-		for _, n := range nodes {
-			if n != leader {
-				rest = append(rest, n.Addr())
-			}
-		}
-		second := WaitLeader(t, rest, func(s *QuorumStatus) error {
+		second := WaitLeader(t, Addrs(without(nodes, leader)...), func(s *QuorumStatus) error {
 			if s.LeaderEpoch <= cur.LeaderEpoch {
 				return fmt.Errorf("leader %d epoch %d: not a new leader yet", s.LeaderID, s.LeaderEpoch)
 			}

@@ -265,10 +265,15 @@ func StartApache(t testing.TB, nodes ...*ApacheNode) {
 }
 
 // Addrs returns the nodes' CONTROLLER addresses.
-func Addrs(nodes ...*ApacheNode) []string {
+func Addrs[T interface{ Addr() string }](nodes ...T) []string {
 	a := make([]string, len(nodes))
 	for i, n := range nodes {
 		a[i] = n.Addr()
 	}
 	return a
+}
+
+// without returns nodes but the one given, in order.
+func without[T comparable](nodes []T, drop T) []T {
+	return slices.DeleteFunc(slices.Clone(nodes), func(n T) bool { return n == drop })
 }

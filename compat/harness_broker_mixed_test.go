@@ -128,14 +128,6 @@ func startBrokerQuorum(t *testing.T, members []*quorumMember) {
 	})
 }
 
-func memberAddrs(members []*quorumMember) []string {
-	var out []string
-	for _, m := range members {
-		out = append(out, m.Addr())
-	}
-	return out
-}
-
 func memberByID(members []*quorumMember, id int32) *quorumMember {
 	for _, m := range members {
 		if m.ID() == id {

@@ -68,14 +68,6 @@ func (n *kraftdNode) startRace(t *testing.T) {
 	n.Proc = StartProcess(t, fmt.Sprintf("kraftd-%d", n.ID), KraftdRaceBinary(t), "--log-format", "json", "--log-level", "debug", "start", "--config", n.Conf)
 }
 
-func addrsOf(nodes []*kraftdNode) []string {
-	var out []string
-	for _, n := range nodes {
-		out = append(out, n.Addr())
-	}
-	return out
-}
-
 func nodeByID(nodes []*kraftdNode, id int32) *kraftdNode {
 	for _, n := range nodes {
 		if n.ID == id {
@@ -105,7 +97,7 @@ func TestKraftdThreeNodeQuorum(t *testing.T) {
 		}
 	}()
 	// The leader writes a NoOp every 500 ms, so the high watermark climbs.
-	first := WaitLeader(t, addrsOf(nodes), func(s *QuorumStatus) error {
+	first := WaitLeader(t, Addrs(nodes...), func(s *QuorumStatus) error {
 		if len(s.Voters) != 3 || s.HighWatermark < 5 {
 			return fmt.Errorf("voters %v, high watermark %d", s.Voters, s.HighWatermark)
 		}
@@ -116,13 +108,8 @@ func TestKraftdThreeNodeQuorum(t *testing.T) {
 	t.Logf("leader %d at epoch %d, high watermark %d", first.LeaderID, first.LeaderEpoch, committed)
 
 	old.Proc.Kill()
-	var rest []*kraftdNode
-	for _, n := range nodes {
-		if n != old {
-			rest = append(rest, n)
-		}
-	}
-	second := WaitLeader(t, addrsOf(rest), func(s *QuorumStatus) error {
+	rest := without(nodes, old)
+	second := WaitLeader(t, Addrs(rest...), func(s *QuorumStatus) error {
 		if s.LeaderID == old.ID || s.LeaderEpoch <= first.LeaderEpoch || s.HighWatermark <= committed {
 			return fmt.Errorf("leader %d epoch %d high watermark %d", s.LeaderID, s.LeaderEpoch, s.HighWatermark)
 		}
@@ -131,7 +118,7 @@ func TestKraftdThreeNodeQuorum(t *testing.T) {
 	t.Logf("after SIGKILL: leader %d at epoch %d, high watermark %d", second.LeaderID, second.LeaderEpoch, second.HighWatermark)
 
 	old.startRace(t)
-	caughtUp := WaitLeader(t, addrsOf(nodes), func(s *QuorumStatus) error {
+	caughtUp := WaitLeader(t, Addrs(nodes...), func(s *QuorumStatus) error {
 		for _, v := range s.Resp.Topics[0].Partitions[0].CurrentVoters {
 			if v.ReplicaID == old.ID && v.LogEndOffset >= second.HighWatermark {
 				return nil
@@ -154,7 +141,7 @@ func TestKraftdThreeNodeQuorum(t *testing.T) {
 			others = append(others, n)
 		}
 	}
-	third := WaitLeader(t, addrsOf(others), func(s *QuorumStatus) error {
+	third := WaitLeader(t, Addrs(others...), func(s *QuorumStatus) error {
 		if s.LeaderEpoch <= caughtUp.LeaderEpoch {
 			return fmt.Errorf("epoch %d", s.LeaderEpoch)
 		}
