@@ -126,15 +126,7 @@ func startKraftdBenchQuorum(b *testing.B) *controllerQuorum {
 	for i, p := range ports {
 		id := i + 1
 		dir := filepath.Join(b.TempDir(), "metadata")
-		conf := filepath.Join(filepath.Dir(dir), "kraftd.properties")
-		writeFile(b, conf, []byte(FormatProperties(map[string]string{
-			"process.roles":             "controller",
-			"node.id":                   strconv.Itoa(id),
-			"controller.listener.names": "CONTROLLER",
-			"listeners":                 "CONTROLLER://" + Addr(p),
-			"controller.quorum.voters":  strings.Join(voters, ","),
-			"metadata.log.dir":          dir,
-		})))
+		conf := WriteKraftdConfig(b, int32(id), Addr(p), dir, map[string]string{"controller.quorum.voters": strings.Join(voters, ",")})
 		format := NewProcess(b, fmt.Sprintf("kraftd-format-%d", id), KraftdBinary(b), "format", "--config", conf, "--cluster-id", q.clusterID)
 		format.Start()
 		if err := format.Wait(time.Minute); err != nil {

@@ -89,15 +89,7 @@ func newBrokerQuorum(t *testing.T, version string, kinds ...string) ([]*quorumMe
 			members = append(members, &quorumMember{Apache: n})
 		case "kraftd":
 			n := &kraftdNode{ID: id, Port: ports[i], Dir: filepath.Join(t.TempDir(), "metadata")}
-			n.Conf = filepath.Join(filepath.Dir(n.Dir), "kraftd.properties")
-			writeFile(t, n.Conf, []byte(FormatProperties(map[string]string{
-				"process.roles":             "controller",
-				"node.id":                   fmt.Sprint(id),
-				"controller.listener.names": "CONTROLLER",
-				"listeners":                 "CONTROLLER://" + n.Addr(),
-				"controller.quorum.voters":  voters,
-				"metadata.log.dir":          n.Dir,
-			})))
+			n.Conf = WriteKraftdConfig(t, id, n.Addr(), n.Dir, map[string]string{"controller.quorum.voters": voters})
 			format := NewProcess(t, fmt.Sprintf("kraftd-format-%d", id), KraftdBinary(t), "format", "--config", n.Conf,
 				"--cluster-id", clusterID, "--release-version", brokerQuorumRelease)
 			format.Start()

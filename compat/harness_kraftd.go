@@ -1,6 +1,8 @@
 package compat
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,4 +39,23 @@ func repoBinary(t testing.TB, name, how string) string {
 func StartKraftd(t testing.TB, name string, args ...string) *Process {
 	t.Helper()
 	return StartProcess(t, name, append([]string{KraftdBinary(t)}, args...)...)
+}
+
+// WriteKraftdConfig writes the properties of kraftd controller id, with one
+// CONTROLLER listener at addr and its metadata log in dir, to
+// kraftd.properties beside dir, and returns that file's path. extra adds
+// the voters or bootstrap servers and overrides anything.
+func WriteKraftdConfig(t testing.TB, id int32, addr, dir string, extra map[string]string) string {
+	t.Helper()
+	props := map[string]string{
+		"process.roles":             "controller",
+		"node.id":                   fmt.Sprint(id),
+		"controller.listener.names": "CONTROLLER",
+		"listeners":                 "CONTROLLER://" + addr,
+		"metadata.log.dir":          dir,
+	}
+	maps.Copy(props, extra)
+	conf := filepath.Join(filepath.Dir(dir), "kraftd.properties")
+	writeFile(t, conf, []byte(FormatProperties(props)))
+	return conf
 }

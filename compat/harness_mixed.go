@@ -3,6 +3,7 @@ package compat
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -121,21 +122,9 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 			m.Apache.Format(t, clusterID, "--release-version", MixedReleaseVersion)
 		case KindKraftd:
 			m.Dir = filepath.Join(t.TempDir(), "metadata")
-			m.conf = filepath.Join(filepath.Dir(m.Dir), "kraftd.properties")
-			all := map[string]string{
-				"process.roles":             "controller",
-				"node.id":                   fmt.Sprint(m.ID),
-				"controller.listener.names": "CONTROLLER",
-				"listeners":                 "CONTROLLER://" + m.Addr(),
-				"metadata.log.dir":          m.Dir,
-			}
-			for k, v := range props {
-				all[k] = v
-			}
-			for k, v := range opts.KraftdProps {
-				all[k] = v
-			}
-			writeFile(t, m.conf, []byte(FormatProperties(all)))
+			extra := maps.Clone(props)
+			maps.Copy(extra, opts.KraftdProps)
+			m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, extra)
 			KraftdFormat(t, m.ID, m.conf, clusterID, "--release-version", MixedReleaseVersion)
 		default:
 			t.Fatalf("compat: unknown member kind %q", kind)
@@ -388,15 +377,7 @@ func NewMixedDynamicMember(t testing.TB, version, kind string, id int32, port in
 		m.Apache.Format(t, clusterID, args...)
 	case KindKraftd:
 		m.Dir = filepath.Join(t.TempDir(), "metadata")
-		m.conf = filepath.Join(filepath.Dir(m.Dir), "kraftd.properties")
-		writeFile(t, m.conf, []byte(FormatProperties(map[string]string{
-			"process.roles":                       "controller",
-			"node.id":                             fmt.Sprint(id),
-			"controller.listener.names":           "CONTROLLER",
-			"listeners":                           "CONTROLLER://" + m.Addr(),
-			"metadata.log.dir":                    m.Dir,
-			"controller.quorum.bootstrap.servers": bootstrap,
-		})))
+		m.conf = WriteKraftdConfig(t, id, m.Addr(), m.Dir, map[string]string{"controller.quorum.bootstrap.servers": bootstrap})
 		KraftdFormat(t, id, m.conf, clusterID, args...)
 	default:
 		t.Fatalf("compat: unknown member kind %q", kind)

@@ -38,15 +38,7 @@ func newKraftdStaticQuorum(t *testing.T, count int) []*kraftdNode {
 	var nodes []*kraftdNode
 	for i, p := range ports {
 		n := &kraftdNode{ID: int32(i + 1), Port: p, Dir: filepath.Join(t.TempDir(), "metadata")}
-		n.Conf = filepath.Join(filepath.Dir(n.Dir), "kraftd.properties")
-		writeFile(t, n.Conf, []byte(FormatProperties(map[string]string{
-			"process.roles":             "controller",
-			"node.id":                   fmt.Sprint(n.ID),
-			"controller.listener.names": "CONTROLLER",
-			"listeners":                 "CONTROLLER://" + Addr(p),
-			"controller.quorum.voters":  strings.Join(voters, ","),
-			"metadata.log.dir":          n.Dir,
-		})))
+		n.Conf = WriteKraftdConfig(t, n.ID, Addr(p), n.Dir, map[string]string{"controller.quorum.voters": strings.Join(voters, ",")})
 		format := NewProcess(t, fmt.Sprintf("kraftd-format-%d", n.ID), KraftdBinary(t), "format", "--config", n.Conf, "--cluster-id", clusterID)
 		format.Start()
 		if err := format.Wait(time.Minute); err != nil {

@@ -29,16 +29,10 @@ func TestKraftdStandaloneWithApacheTools(t *testing.T) {
 		ReserveJVMs(t, 1)
 		port := FreePorts(t, 1)[0]
 		dir := filepath.Join(t.TempDir(), "metadata")
-		conf := filepath.Join(filepath.Dir(dir), "kraftd.properties")
-		writeFile(t, conf, []byte(FormatProperties(map[string]string{
-			"process.roles":             "controller",
-			"node.id":                   "1",
-			"controller.listener.names": "CONTROLLER",
-			"listeners":                 "CONTROLLER://" + Addr(port),
-			"metadata.log.dir":          dir,
+		conf := WriteKraftdConfig(t, 1, Addr(port), dir, map[string]string{
 			// Small, so that a snapshot is written within seconds.
 			"metadata.log.max.record.bytes.between.snapshots": "400",
-		})))
+		})
 		clusterID := NewUUID()
 		out, err := exec.Command(KraftdBinary(t), "format", "--config", conf, "--cluster-id", clusterID, "--standalone").CombinedOutput()
 		if err != nil {
