@@ -46,7 +46,17 @@ type interactionEnv struct {
 	oldVote map[int32]bool // peers that only speak Vote v1
 	queue   []quorum.Message
 	cut     map[[2]int32]bool // directed links that drop messages
-	out     strings.Builder
+	// holds keep back the next message on a link whose description starts
+	// with a given word, until release: a late answer, delivered after the
+	// ones that overtook it.
+	holds []holdRule
+	held  []quorum.Message
+	out   strings.Builder
+}
+
+type holdRule struct {
+	from, to int32
+	kind     string
 }
 
 func (e *interactionEnv) printf(format string, args ...any) { fmt.Fprintf(&e.out, format, args...) }
@@ -143,6 +153,16 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		}
 	case "heal":
 		clear(e.cut)
+	case "hold":
+		// Example: hold 3->1 FetchResponse — keep back the next FetchResponse
+		// from node 3 to node 1 until release.
+		from, to, _ := strings.Cut(c.args[0], "->")
+		e.holds = append(e.holds, holdRule{from: parseIDs(from)[0], to: parseIDs(to)[0], kind: c.args[1]})
+	case "release":
+		// Deliver every held message, oldest first, then stabilize.
+		e.queue = append(e.held, e.queue...)
+		e.held, e.holds = nil, nil
+		e.stabilize(t)
 	case "propose":
 		// Example: propose 1 a b c
 		n := e.nodes[parseIDs(c.args[0])[0]]
@@ -364,12 +384,30 @@ func (e *interactionEnv) stabilize(t *testing.T) {
 				e.printf("%s (dropped)\n", describeMessage(m))
 				continue
 			}
+			if e.hold(m) {
+				e.printf("%s (held)\n", describeMessage(m))
+				continue
+			}
 			e.printf("%s\n", describeMessage(m))
 			if err := to.node.Step(m); err != nil {
 				e.printf("n%d error: %v\n", m.To, err)
 			}
 		}
 	}
+}
+
+// hold takes m out of the traffic if a hold rule wants it; each rule holds
+// one message.
+func (e *interactionEnv) hold(m quorum.Message) bool {
+	desc := describeMessage(m)
+	for i, h := range e.holds {
+		if h.from == m.From && h.to == m.To && strings.HasPrefix(desc, fmt.Sprintf("%d->%d %s ", m.From, m.To, h.kind)) {
+			e.holds = slices.Delete(e.holds, i, i+1)
+			e.held = append(e.held, m)
+			return true
+		}
+	}
+	return false
 }
 
 func (e *interactionEnv) printStatus() {

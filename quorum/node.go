@@ -1225,11 +1225,12 @@ func (n *Node) handleFetchResponse(from int32, resp *kmsg.FetchResponse, out out
 		return
 	}
 	p := &resp.Topics[0].Partitions[0]
+	current := n.sentInThisState(out)
 	if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
 		n.backoffUnlessMoved(from, p.ErrorCode, out)
 		return
 	}
-	if n.role != RoleFollower || from != n.leaderID || out.epoch != n.epoch || n.snap != nil {
+	if !current || n.role != RoleFollower || from != n.leaderID || n.snap != nil {
 		return
 	}
 	switch {
@@ -1304,6 +1305,7 @@ func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotR
 		return
 	}
 	p := &resp.Topics[0].Partitions[0]
+	current := n.sentInThisState(out)
 	if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
 		if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
 			n.snap = nil // start over with a Fetch, which names the current snapshot
@@ -1311,7 +1313,7 @@ func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotR
 		n.backoffUnlessMoved(from, p.ErrorCode, out)
 		return
 	}
-	if n.role != RoleFollower || from != n.leaderID || out.epoch != n.epoch || n.snap == nil {
+	if !current || n.role != RoleFollower || from != n.leaderID || n.snap == nil {
 		return
 	}
 	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
@@ -1329,6 +1331,17 @@ func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotR
 	n.snapChunk = chunk
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
 	n.hasFetchedFromLeader = true
+}
+
+// sentInThisState reports whether out was sent in the role and epoch the
+// node is in now. Only such an answer describes the log as it stands: a
+// Fetch sent before the node last changed state asked from a position it
+// may since have truncated or moved past (Apache forgets every request in
+// flight on a state change). It must be asked before the answer's own
+// leader and epoch are applied, because the answer that tells an
+// Unattached node or an observer who leads may carry records for it.
+func (n *Node) sentInThisState(out outRequest) bool {
+	return out.role == n.role && out.epoch == n.epoch
 }
 
 // backoffUnlessMoved delays the next request to peer after an error answer,
