@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kraftd/kraftd/quorum"
 )
 
 // Endpoint is one listener address, as in `NAME://host:port`.
@@ -66,6 +68,19 @@ type Config struct {
 
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
+}
+
+// StaticVoters is controller.quorum.voters as the quorum core names voters:
+// each on the controller listener. Empty for a dynamic quorum.
+func (c *Config) StaticVoters() map[int32][]quorum.Endpoint {
+	if len(c.Voters) == 0 {
+		return nil
+	}
+	out := map[int32][]quorum.Endpoint{}
+	for _, v := range c.Voters {
+		out[v.ID] = []quorum.Endpoint{{Name: c.ControllerListenerName[0], Host: v.Host, Port: v.Port}}
+	}
+	return out
 }
 
 // ConfigError names the offending key, so start-up can say exactly what to fix.

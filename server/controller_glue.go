@@ -19,6 +19,7 @@ import (
 
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
 )
@@ -31,36 +32,17 @@ type nodeQuorum struct{ n *Node }
 // so the controller need not wait for the commit to build the next
 // operation.
 func (q nodeQuorum) Append(ctx context.Context, epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), stamp: stamp, epoch: epoch}
-	select {
-	case q.n.events <- nodeEvent{proposal: p}:
-	case <-q.n.done:
-		return controller.ErrNotController
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	go func() {
-		var err error
-		select {
-		case err = <-p.done:
-		case <-q.n.done:
-			// The loop has stopped, perhaps right after answering.
-			select {
-			case err = <-p.done:
-			default:
-				err = ErrStopped
-			}
-		}
-		first := int64(-1)
-		select {
-		case first = <-p.offset: // sent before done, by the same loop
-		default:
-		}
+	settle := func(first int64, err error) {
 		if errors.Is(err, ErrNotController) || errors.Is(err, ErrStopped) {
 			err = controller.ErrNotController
 		}
-		done(first, err)
-	}()
+		// The controller may be waiting on the loop for its next write
+		// while this runs: never make the loop wait for the controller.
+		go done(first, err)
+	}
+	if err := q.n.runner.Propose(ctx, &node.Proposal{Records: records, Epoch: epoch, Stamp: stamp, Done: settle}); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -108,7 +90,7 @@ func (n *Node) runController() {
 	nextBalance := time.Now().Add(balanceEvery)
 	for {
 		select {
-		case <-n.done:
+		case <-n.runner.Done():
 			return
 		case <-n.stop:
 			return

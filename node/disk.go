@@ -1,17 +1,15 @@
-package server
+package node
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
@@ -41,10 +39,28 @@ type Disk struct {
 	bootstrapVoters *metadata.VotersRecord
 }
 
+// DiskConfig names a node's metadata.log.dir and how to open it.
+type DiskConfig struct {
+	Dir          string // metadata.log.dir
+	NodeID       int32
+	SegmentBytes int64 // metadata.log.segment.bytes; 0 takes storage's default
+}
+
+// SettingError names the configuration key a directory contradicts, so
+// start-up can say exactly what to fix.
+type SettingError struct {
+	Key string
+	Err error
+}
+
+func (e *SettingError) Error() string { return fmt.Sprintf("config %s: %v", e.Key, e.Err) }
+
+func (e *SettingError) Unwrap() error { return e.Err }
+
 // OpenDisk locks and opens cfg's metadata.log.dir. It refuses a directory
 // that is not formatted or whose node.id differs from the configuration.
-func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
-	d := &Disk{fs: fsys, dir: cfg.MetadataLogDir}
+func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error) {
+	d := &Disk{fs: fsys, dir: cfg.Dir}
 	meta, err := storage.ReadMetaProperties(fsys, filepath.Join(d.dir, "meta.properties"))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s is not formatted: run kraftd format", d.dir)
@@ -53,7 +69,7 @@ func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
 		return nil, err
 	}
 	if meta.NodeID != cfg.NodeID {
-		return nil, &ConfigError{Key: "node.id", Err: fmt.Errorf("%d, but %s was formatted for node %d", cfg.NodeID, d.dir, meta.NodeID)}
+		return nil, &SettingError{Key: "node.id", Err: fmt.Errorf("%d, but %s was formatted for node %d", cfg.NodeID, d.dir, meta.NodeID)}
 	}
 	d.Meta = meta
 	if d.unlock, err = storage.LockDir(fsys, d.dir); err != nil {
@@ -65,7 +81,7 @@ func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
 			d.unlock()
 		}
 	}()
-	if raw, err := os.ReadFile(filepath.Join(d.dir, "bootstrap.checkpoint")); err == nil {
+	if raw, err := readWholeFile(d.fs, filepath.Join(d.dir, "bootstrap.checkpoint")); err == nil {
 		f, err := metadata.DecodeSnapshotFile(raw)
 		if err != nil {
 			return nil, fmt.Errorf("bootstrap.checkpoint: %w", err)
@@ -106,7 +122,7 @@ func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
 // `format --standalone` or `--initial-controllers` left in snapshot 0-0.
 func (d *Disk) loadBootstrapSnapshot(partition string) error {
 	path := filepath.Join(partition, storage.BootstrapSnapshotID.FileName())
-	raw, err := os.ReadFile(path)
+	raw, err := readWholeFile(d.fs, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -134,17 +150,15 @@ func (d *Disk) loadBootstrapSnapshot(partition string) error {
 }
 
 // InitialVoters is the voter set the quorum starts from: the static
-// controller.quorum.voters, or the bootstrap snapshot's VotersRecord.
-func (d *Disk) InitialVoters(cfg *Config) (map[int32][]quorum.Endpoint, int16, error) {
-	out := map[int32][]quorum.Endpoint{}
-	if len(cfg.Voters) > 0 {
-		for _, v := range cfg.Voters {
-			out[v.ID] = []quorum.Endpoint{{Name: cfg.ControllerListenerName[0], Host: v.Host, Port: v.Port}}
-		}
-		return out, 0, nil
+// controller.quorum.voters when there are any, or the bootstrap snapshot's
+// VotersRecord, with the kraft.version that goes with it.
+func (d *Disk) InitialVoters(static map[int32][]quorum.Endpoint) (map[int32][]quorum.Endpoint, int16, error) {
+	if len(static) > 0 {
+		return static, 0, nil
 	}
+	out := map[int32][]quorum.Endpoint{}
 	if d.bootstrapVoters == nil {
-		return nil, 0, &ConfigError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no initial voter set; joining a dynamic quorum as an observer is not supported yet")}
+		return nil, 0, &SettingError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no initial voter set; joining a dynamic quorum as an observer is not supported yet")}
 	}
 	for _, v := range d.bootstrapVoters.Voters {
 		for _, e := range v.Endpoints {
@@ -222,7 +236,21 @@ func (l quorumLog) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) (
 	return data, r.Size(), err
 }
 
-func sortBrokers(b []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterResponseBroker {
-	sort.Slice(b, func(i, j int) bool { return b[i].NodeID < b[j].NodeID })
-	return b
+// readWholeFile reads a small file through fsys.
+func readWholeFile(fsys storage.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, st.Size())
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
 }

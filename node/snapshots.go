@@ -1,4 +1,4 @@
-package server
+package node
 
 import (
 	"bufio"
@@ -34,12 +34,6 @@ type SnapshotPolicy struct {
 	RetentionMs    int64
 }
 
-// PolicyFromConfig reads the snapshot settings of a node's configuration.
-func PolicyFromConfig(cfg *Config) SnapshotPolicy {
-	return SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
-		RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs}
-}
-
 // Snapshotter writes snapshots of the committed metadata log and applies
 // retention, without stopping the node: the node loop tells it how far the
 // log is committed (MaybeSnapshot, cheap), and when a snapshot is due it is
@@ -59,13 +53,14 @@ type Snapshotter struct {
 	policy SnapshotPolicy
 	logger zerolog.Logger
 	now    func() time.Time
+	run    Executor
 
 	scanned      int64         // committed batches below this were counted
 	bytesSince   int64         // batch bytes committed since the last snapshot
 	newRecords   bool          // anything committed since the last snapshot
 	lastSnapshot time.Time     // when the last snapshot was started
 	point        snapshotPoint // newest batch-aligned committed point
-	running      chan error    // non-nil while a snapshot is being written
+	running      <-chan error  // non-nil while a snapshot is being written
 }
 
 // snapshotPoint is the end of a committed batch: where a snapshot can end.
@@ -77,8 +72,8 @@ type snapshotPoint struct {
 // NewSnapshotter counts the log from the newest snapshot on, so that after
 // a restart the bytes committed before it still count, as Apache's
 // replay does.
-func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, logger zerolog.Logger) *Snapshotter {
-	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: time.Now}
+func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, clock Clock, run Executor, logger zerolog.Logger) *Snapshotter {
+	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: clock.Now, run: run}
 	s.lastSnapshot = s.now()
 	s.resetScan()
 	return s
@@ -122,9 +117,7 @@ func (s *Snapshotter) MaybeSnapshot(hw int64) {
 	point := s.point
 	s.logger.Info().Stringer("snapshot", point.id).Str("reason", reason).Msg("writing metadata snapshot")
 	s.bytesSince, s.newRecords, s.lastSnapshot = 0, false, s.now()
-	done := make(chan error, 1)
-	s.running = done
-	go func() { done <- s.writeAndClean(point) }()
+	s.running = s.run(func() error { return s.writeAndClean(point) })
 }
 
 // Close waits for a snapshot being written; the node calls it before it
@@ -191,16 +184,16 @@ func (s *Snapshotter) scan(hw int64) error {
 }
 
 func (s *Snapshotter) writeAndClean(point snapshotPoint) error {
-	start := time.Now()
+	start := s.now()
 	im, state, err := rebuildImage(s.log, point.id.EndOffset)
 	if err != nil {
 		return fmt.Errorf("rebuild the image at %d: %w", point.id.EndOffset, err)
 	}
-	size, err := writeSnapshot(s.log, point, im, state)
+	size, err := writeSnapshot(s.log, point, im, state, s.now())
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", point.id, err)
 	}
-	s.logger.Info().Stringer("snapshot", point.id).Int64("bytes", size).Dur("took", time.Since(start)).Msg("wrote metadata snapshot")
+	s.logger.Info().Stringer("snapshot", point.id).Int64("bytes", size).Dur("took", s.now().Sub(start)).Msg("wrote metadata snapshot")
 	return cleanSnapshots(s.fs, s.log, s.policy, s.now(), s.logger)
 }
 
@@ -211,14 +204,14 @@ type quorumState struct {
 	voters       *metadata.VotersRecord
 }
 
-func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState) (int64, error) {
+func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState, now time.Time) (int64, error) {
 	w, err := log.CreateSnapshot(point.id)
 	if err != nil {
 		return 0, err
 	}
 	buf := bufio.NewWriterSize(snapshotSink{w}, 1<<20)
 	size, err := metadata.WriteSnapshot(buf, im, metadata.SnapshotOptions{
-		Epoch: point.id.Epoch, LastContainedLogTimestamp: point.timestamp, Timestamp: time.Now().UnixMilli(),
+		Epoch: point.id.Epoch, LastContainedLogTimestamp: point.timestamp, Timestamp: now.UnixMilli(),
 		KRaftVersion: state.kraftVersion, Voters: state.voters,
 	})
 	if err == nil {

@@ -1,0 +1,115 @@
+package node
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/quorum"
+)
+
+// Transport carries the quorum core's requests to peers.
+//
+// Contract: Send never blocks on the network and never calls back into the
+// Node; the answer, or the failure (quorum.ErrUnreachable, ErrTimeout, ...),
+// comes back later through Node.StepPeer with the same reqID. MaxVersion
+// reports the highest version of key the peer serves, from its ApiVersions,
+// once known.
+type Transport interface {
+	Send(to int32, reqID uint64, req kmsg.Request)
+	MaxVersion(peer int32, key int16) (int16, bool)
+}
+
+// Clock is the time the node acts on: the quorum core's ticks, snapshot
+// timers and the timestamps written into snapshots.
+type Clock interface {
+	Now() time.Time
+}
+
+// Syncer fsyncs the log beside the loop for the leader's deferred syncs
+// (quorum.Ready.SendFirst).
+//
+// Contract: at most one job runs at a time. Start hands a job over and
+// returns at once; its result comes back later through Node.Synced. Wait
+// blocks until the running job, if any, is done and returns its error; that
+// job's result is then never delivered through Synced.
+type Syncer interface {
+	Start(job SyncJob)
+	Wait() error
+}
+
+// Executor runs background work (writing a snapshot) and delivers its error
+// on the returned channel, which receives exactly one value. Production runs
+// the work on a goroutine; the simulator runs it at once.
+type Executor func(work func() error) <-chan error
+
+// StateMachine is what committed records are replayed into: the
+// controller's image. It is called from the loop goroutine only.
+type StateMachine interface {
+	// Replay applies the committed record at offset; an error is logged and
+	// replay goes on (the log is the truth).
+	Replay(offset int64, rec metadata.Record) error
+	// MarkApplied records that every record up to offset was replayed,
+	// even where the last batches held only control records.
+	MarkApplied(offset int64)
+	// LoadSnapshot replaces the image with a snapshot's, whose last
+	// contained offset is lastOffset.
+	LoadSnapshot(lastOffset int64, im *metadata.Image)
+	// Applied is the offset of the last replayed record, or -1.
+	Applied() int64
+	// ActivationRecords are what a new leader writes once it has replayed
+	// every record committed before its epoch (bootstrap feature levels on
+	// an empty log), or nil.
+	ActivationRecords() []metadata.Record
+}
+
+// Observer sees, on the loop goroutine and in order, what the loop did to
+// the disk and the state machine. The simulator checks its invariants
+// against it and keeps it as the trace of a failing seed; production leaves
+// it nil. Implementations must not call back into the Node.
+type Observer interface {
+	// HardStateWritten: quorum-state is durable with hs.
+	HardStateWritten(hs quorum.HardState)
+	// Truncated: every batch at or after offset to is gone from the log.
+	Truncated(to int64)
+	// Appended: whole batches were written at the log end (not yet synced).
+	Appended(batches []byte)
+	// SnapshotInstalled: a snapshot fetched from the leader is frozen and
+	// the log restarts after it.
+	SnapshotInstalled(id quorum.SnapshotID)
+	// Replayed: the state machine now holds every record below end.
+	Replayed(end int64)
+	// Sent: a request or response left for a peer or a waiting client.
+	Sent(m quorum.Message)
+}
+
+// Env is how a Node reaches the world.
+type Env struct {
+	Transport  Transport
+	Clock      Clock
+	Syncer     Syncer
+	Background Executor
+	// Rand drives the quorum core's random choices (election jitter,
+	// bootstrap peer).
+	Rand     *rand.Rand
+	Observer Observer // nil: nobody watches
+}
+
+// BrokenRules break, on purpose, rules the runtime keeps, so that the
+// simulator's self-tests can show its checker catches each. Production never
+// sets any.
+type BrokenRules struct {
+	// SendBeforeHardState sends a Ready's messages before its quorum-state
+	// is written.
+	SendBeforeHardState bool
+	// ReplayPastHighWatermark replays every record written, committed or
+	// not.
+	ReplayPastHighWatermark bool
+	// CountUnsyncedLeaderCopy reports the leader's copy synced as soon as it
+	// is written, before its fsync.
+	CountUnsyncedLeaderCopy bool
+	// AckBeforeCommit answers a proposal as soon as it is written.
+	AckBeforeCommit bool
+}

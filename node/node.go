@@ -1,0 +1,285 @@
+package node
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/storage"
+)
+
+// ErrStopped is returned to requests and proposals that the node will never
+// answer because it stops.
+var ErrStopped = errors.New("node: stopping")
+
+// ErrNotController is returned to proposals when this node is not, or stops
+// being, the leader of the epoch they were made for.
+var ErrNotController = errors.New("node: not the active controller")
+
+// Config is what one node runs with. Zero timeouts take Apache's defaults
+// (see quorum.Config).
+type Config struct {
+	NodeID int32
+	// Voters is the voter set to start from: the static
+	// controller.quorum.voters, or the bootstrap snapshot's (Disk.InitialVoters).
+	Voters map[int32][]quorum.Endpoint
+	// KRaftVersion is the finalized kraft.version the voter set came with.
+	KRaftVersion int16
+	// Endpoints are this node's own controller listeners.
+	Endpoints []quorum.Endpoint
+
+	ElectionTimeoutMs, FetchTimeoutMs, ElectionBackoffMaxMs int64
+	RequestTimeoutMs, RetryBackoffMs, IdleIntervalMs        int64
+
+	Snapshots SnapshotPolicy
+	Broken    BrokenRules
+}
+
+// Proposal is a batch of records to write through the quorum at the leader.
+// Done is called exactly once on the loop goroutine: with the offset of the
+// first record and nil once they committed and were replayed, or with -1 (or
+// the offset, when written) and the reason they never will be. Done must not
+// block or call back into the Node.
+type Proposal struct {
+	Records []metadata.Record
+	// Epoch, if not 0 (no leader has epoch 0), is the leader epoch the
+	// records were built for. The controller validates each operation
+	// against the records of the ones before it that are not committed yet,
+	// so its records may enter the log only behind all of those: once this
+	// node stops leading that epoch it never leads it again, so refusing
+	// every proposal of an epoch this node no longer leads makes the ones
+	// that land a prefix of those made.
+	Epoch int32
+	// Stamp, if set, learns the offset of the first record before the
+	// records are encoded (a broker epoch is its registration's offset).
+	Stamp func(firstOffset int64)
+	Done  func(firstOffset int64, err error)
+}
+
+type commitWait struct {
+	first, last int64
+	epoch       int32
+	done        func(int64, error)
+}
+
+// Node is one controller's runtime: the quorum core, its Ready loop, the
+// metadata log and the state machine committed records are replayed into.
+type Node struct {
+	cfg  Config
+	env  Env
+	log  zerolog.Logger
+	disk *Disk
+	core *quorum.Node
+	sm   StateMachine
+
+	waiters     map[uint64]func(kmsg.Response)
+	nextInbound uint64
+	hw          int64
+	soft        quorum.SoftState
+	activated   int32 // epoch whose activation records were proposed, -1 none
+	// held are proposals made while this node leads an epoch it has not
+	// activated yet: they wait behind the activation records, which on an
+	// empty log are the bootstrap feature levels. An Apache follower stops
+	// when it commits any record before metadata.version is known.
+	held         []*Proposal
+	commitWaits  []commitWait
+	snapshotSink *storage.SnapshotWriter
+	snapshots    *Snapshotter
+	voterIDs     []int32
+	sync         deferredSyncs
+	fatal        error
+
+	status atomic.Pointer[quorum.Status]
+}
+
+// New builds a node over an opened disk. Nothing happens until it is driven.
+func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (*Node, error) {
+	n := &Node{
+		cfg: cfg, env: env, log: log, disk: disk, sm: sm,
+		waiters: map[uint64]func(kmsg.Response){}, hw: -1, activated: -1,
+	}
+	for id := range cfg.Voters {
+		n.voterIDs = append(n.voterIDs, id)
+	}
+	noOp := metadata.EncodeValue(&metadata.NoOpRecord{})
+	var err error
+	n.core, err = quorum.New(quorum.Config{
+		NodeID:               cfg.NodeID,
+		DirectoryID:          disk.Meta.DirectoryID,
+		ClusterID:            disk.Meta.ClusterID,
+		Voters:               cfg.Voters,
+		Endpoints:            cfg.Endpoints,
+		KRaftVersion:         cfg.KRaftVersion,
+		ElectionTimeoutMs:    cfg.ElectionTimeoutMs,
+		FetchTimeoutMs:       cfg.FetchTimeoutMs,
+		ElectionBackoffMaxMs: cfg.ElectionBackoffMaxMs,
+		RequestTimeoutMs:     cfg.RequestTimeoutMs,
+		RetryBackoffMs:       cfg.RetryBackoffMs,
+		IdleIntervalMs:       cfg.IdleIntervalMs,
+		Rand:                 env.Rand,
+		HardState:            disk.HardState,
+		Log:                  disk.QuorumLog(),
+		IdleRecord:           func() []byte { return noOp },
+		PeerVersions: func(peer int32, key int16) int16 {
+			if v, ok := env.Transport.MaxVersion(peer, key); ok {
+				return v
+			}
+			return -1
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := n.loadLatestSnapshot(); err != nil {
+		return nil, err
+	}
+	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, log)
+	n.core.Tick(n.nowMs())
+	n.publishStatus()
+	return n, nil
+}
+
+// loadLatestSnapshot loads the newest snapshot into the state machine.
+// Only committed records should be applied, but the high watermark is not
+// known until a leader says so; so at start the image holds what the
+// latest snapshot holds, and the loop applies the log as the high
+// watermark moves.
+func (n *Node) loadLatestSnapshot() error {
+	id, ok := n.disk.Log.LatestSnapshot()
+	if !ok {
+		return nil
+	}
+	im, _, err := n.disk.LoadSnapshot(id)
+	if err != nil {
+		return err
+	}
+	n.sm.LoadSnapshot(id.EndOffset-1, im)
+	return nil
+}
+
+// Status is the quorum's state as of the last Ready; safe from any
+// goroutine.
+func (n *Node) Status() quorum.Status { return *n.status.Load() }
+
+func (n *Node) publishStatus() {
+	st := n.core.Status()
+	n.status.Store(&st)
+}
+
+// Err is the fatal error that stopped the node, if any.
+func (n *Node) Err() error { return n.fatal }
+
+func (n *Node) nowMs() int64 { return n.env.Clock.Now().UnixMilli() }
+
+// Tick advances the core's clock to now.
+func (n *Node) Tick() {
+	n.core.Tick(n.nowMs())
+}
+
+// Inbound steps a KRaft request from a client or peer; reply gets the
+// answer, or nil if the node stops first. reply must not block.
+func (n *Node) Inbound(req kmsg.Request, reply func(kmsg.Response)) {
+	if n.fatal != nil {
+		reply(nil)
+		return
+	}
+	if req.Key() == 54 {
+		n.log.Info().Msg("received EndQuorumEpoch: the leader is resigning")
+	}
+	n.nextInbound++
+	n.waiters[n.nextInbound] = reply
+	n.stepCore(quorum.Message{From: -1, To: n.cfg.NodeID, ReqID: n.nextInbound, Request: req})
+}
+
+// StepPeer steps the answer (or failure) of a request the core sent.
+func (n *Node) StepPeer(m quorum.Message) {
+	if n.fatal != nil {
+		return
+	}
+	m.To = n.cfg.NodeID
+	n.stepCore(m)
+}
+
+func (n *Node) stepCore(m quorum.Message) {
+	if err := n.core.Step(m); err != nil {
+		n.fatal = err
+	}
+}
+
+// Resign gives up leadership gracefully (EndQuorumEpoch) before a stop.
+func (n *Node) Resign() { n.core.Resign() }
+
+// Propose hands records to the quorum at the active controller.
+func (n *Node) Propose(p *Proposal) {
+	if n.fatal != nil {
+		p.Done(-1, n.fatal)
+		return
+	}
+	st := n.core.Status()
+	if st.Role == quorum.RoleLeader && n.activated != st.Epoch {
+		n.held = append(n.held, p)
+		return
+	}
+	if p.Epoch != 0 && (st.Role != quorum.RoleLeader || st.Epoch != p.Epoch) {
+		p.Done(-1, ErrNotController)
+		return
+	}
+	if p.Stamp != nil {
+		// On the leader the core appends at its log end; elsewhere Propose
+		// fails below and the stamp is never seen.
+		p.Stamp(st.EndOffset)
+	}
+	values := make([][]byte, len(p.Records))
+	for i, r := range p.Records {
+		values[i] = metadata.EncodeValue(r)
+	}
+	base, epoch, err := n.core.Propose(values)
+	if err != nil {
+		if errors.Is(err, quorum.ErrNotLeader) {
+			err = ErrNotController
+		}
+		p.Done(-1, err)
+		return
+	}
+	n.commitWaits = append(n.commitWaits, commitWait{first: base, last: base + int64(len(values)) - 1, epoch: epoch, done: p.Done})
+}
+
+// Close answers everything still waiting with err (ErrStopped on a clean
+// stop), waits for background work and closes the disk. The node must not
+// be driven afterwards.
+func (n *Node) Close(err error) error {
+	n.failAll(err)
+	closeErr := n.sync.join(n)
+	n.snapshots.Close()
+	if derr := n.disk.Close(); closeErr == nil {
+		closeErr = derr
+	}
+	if n.fatal != nil {
+		return n.fatal
+	}
+	return closeErr
+}
+
+func (n *Node) failAll(err error) {
+	n.failHeld(err)
+	for id, reply := range n.waiters {
+		delete(n.waiters, id)
+		reply(nil)
+	}
+	for _, w := range n.commitWaits {
+		w.done(w.first, err)
+	}
+	n.commitWaits = nil
+}
+
+// failHeld answers the proposals held for an activation that will not come.
+func (n *Node) failHeld(err error) {
+	for _, p := range n.held {
+		p.Done(-1, err)
+	}
+	n.held = nil
+}

@@ -1,0 +1,255 @@
+package node
+
+import (
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/batch"
+)
+
+// Process runs the Ready loop until the core has nothing left: persist
+// (fsync), send, Advance; then apply what committed. A leader's Ready may be
+// sent first, so that followers write and fsync the records while the
+// leader does. Applying last keeps replay off the path of the next Fetch or
+// fetch answer, and anything apply proposes (activation records) reaches
+// the core after Advance, never between Ready and Advance. An error is
+// fatal: the node must stop (and the process exit).
+func (n *Node) Process() error {
+	for n.fatal == nil && n.core.HasReady() {
+		for n.fatal == nil && n.core.HasReady() {
+			if err := n.handleReady(n.core.Ready()); err != nil {
+				n.fatal = err
+			}
+		}
+		if n.fatal == nil {
+			if err := n.applyCommitted(); err != nil {
+				n.fatal = err
+			}
+		}
+	}
+	if n.fatal != nil {
+		n.log.Error().Err(n.fatal).Msg("quorum loop stopped")
+		n.failAll(n.fatal)
+	}
+	return n.fatal
+}
+
+func (n *Node) handleReady(rd quorum.Ready) error {
+	deferSync := rd.SendFirst && rd.MustSync
+	if !deferSync && (rd.MustSync || rd.SnapshotWrite != nil) {
+		if err := n.sync.join(n); err != nil {
+			return err
+		}
+	}
+	if rd.SendFirst || n.cfg.Broken.SendBeforeHardState {
+		n.sendAll(rd.Messages)
+	}
+	if err := n.persist(rd, !deferSync); err != nil {
+		return err
+	}
+	if !rd.SendFirst && !n.cfg.Broken.SendBeforeHardState {
+		n.sendAll(rd.Messages)
+	}
+	switch {
+	case deferSync && n.cfg.Broken.CountUnsyncedLeaderCopy:
+		n.core.Advance()
+	case deferSync:
+		n.core.AdvanceWritten()
+		n.sync.start(n, SyncJob{Epoch: rd.SoftState.Epoch, End: n.disk.Log.EndOffset()})
+	default:
+		n.core.Advance()
+	}
+	if rd.SoftState != n.soft {
+		n.onSoftState(rd.SoftState)
+	}
+	n.hw = max(n.hw, rd.HighWatermark)
+	n.publishStatus()
+	return nil
+}
+
+// persist writes what rd asks for; it fsyncs when rd.MustSync and sync.
+func (n *Node) persist(rd quorum.Ready, sync bool) error {
+	obs := n.env.Observer
+	if rd.HardState != nil {
+		if err := n.disk.WriteHardState(*rd.HardState, n.voterIDs); err != nil {
+			return err
+		}
+		if obs != nil {
+			obs.HardStateWritten(*rd.HardState)
+		}
+	}
+	if c := rd.SnapshotWrite; c != nil {
+		if err := n.writeSnapshotChunk(c); err != nil {
+			return err
+		}
+	}
+	if rd.Truncate != nil {
+		if err := n.disk.Log.TruncateTo(*rd.Truncate); err != nil {
+			return err
+		}
+		if obs != nil {
+			obs.Truncated(*rd.Truncate)
+		}
+	}
+	if len(rd.Append) > 0 {
+		if err := n.disk.Log.Append(rd.Append); err != nil {
+			return err
+		}
+		if obs != nil {
+			obs.Appended(rd.Append)
+		}
+	}
+	if rd.MustSync && sync {
+		return n.disk.Log.Sync()
+	}
+	return nil
+}
+
+// writeSnapshotChunk stores a piece of a snapshot fetched from the leader;
+// the last piece freezes it (fsync, rename) and the log restarts after it.
+func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
+	id := storage.SnapshotID{EndOffset: c.ID.EndOffset, Epoch: c.ID.Epoch}
+	if c.Position == 0 || n.snapshotSink == nil {
+		if n.snapshotSink != nil {
+			n.snapshotSink.Abort()
+		}
+		w, err := n.disk.Log.CreateSnapshot(id)
+		if err != nil {
+			return err
+		}
+		n.snapshotSink = w
+	}
+	if err := n.snapshotSink.Write(c.Data); err != nil {
+		return err
+	}
+	if !c.Done {
+		return nil
+	}
+	w := n.snapshotSink
+	n.snapshotSink = nil
+	if err := w.Freeze(); err != nil {
+		return err
+	}
+	if err := n.disk.Log.ResetTo(id.EndOffset); err != nil {
+		return err
+	}
+	im, _, err := n.disk.LoadSnapshot(id)
+	if err != nil {
+		return err
+	}
+	n.log.Info().Str("snapshot", id.String()).Msg("installed snapshot from the leader")
+	n.sm.LoadSnapshot(id.EndOffset-1, im)
+	if obs := n.env.Observer; obs != nil {
+		obs.SnapshotInstalled(c.ID)
+		obs.Replayed(id.EndOffset)
+	}
+	return nil
+}
+
+func (n *Node) sendAll(msgs []quorum.Message) {
+	for _, m := range msgs {
+		if obs := n.env.Observer; obs != nil {
+			obs.Sent(m)
+		}
+		if m.Response != nil {
+			if reply, ok := n.waiters[m.ReqID]; ok {
+				delete(n.waiters, m.ReqID)
+				reply(m.Response)
+			}
+			continue
+		}
+		n.env.Transport.Send(m.To, m.ReqID, m.Request)
+	}
+}
+
+// applyCommitted replays newly committed records into the state machine,
+// answers proposals that committed, and lets a new leader write its
+// activation records.
+func (n *Node) applyCommitted() error {
+	upTo := n.hw
+	if n.cfg.Broken.ReplayPastHighWatermark {
+		upTo = n.disk.Log.EndOffset()
+	}
+	if upTo > n.sm.Applied()+1 {
+		if err := n.replayTo(upTo); err != nil {
+			return err
+		}
+		n.snapshots.MaybeSnapshot(n.hw)
+	}
+	n.completeCommitWaits()
+	n.maybeActivate()
+	return nil
+}
+
+// replayTo applies every record below end that the image has not seen.
+func (n *Node) replayTo(end int64) error {
+	from := max(n.sm.Applied()+1, n.disk.Log.StartOffset())
+	reached, err := forEachLogRecord(n.disk.Log, from, end, func(offset int64, rec metadata.Record, _ batch.Record) error {
+		if rec == nil {
+			return nil // control records shape the quorum, not the image
+		}
+		if err := n.sm.Replay(offset, rec); err != nil {
+			n.log.Warn().Err(err).Msg("skipping a record the image rejects")
+		}
+		return nil
+	})
+	n.sm.MarkApplied(reached - 1)
+	if obs := n.env.Observer; obs != nil {
+		obs.Replayed(reached)
+	}
+	return err
+}
+
+func (n *Node) onSoftState(s quorum.SoftState) {
+	prev := n.soft
+	n.soft = s
+	if prev.Role != s.Role || prev.Epoch != s.Epoch || prev.LeaderID != s.LeaderID {
+		n.log.Info().Str("role", s.Role.String()).Int32("epoch", s.Epoch).Int32("leader", s.LeaderID).Msg("quorum state")
+	}
+	if prev.Role == quorum.RoleLeader && (s.Role != quorum.RoleLeader || s.Epoch != prev.Epoch) {
+		for _, w := range n.commitWaits {
+			w.done(w.first, ErrNotController)
+		}
+		n.commitWaits = nil
+	}
+	if s.Role != quorum.RoleLeader {
+		n.failHeld(ErrNotController)
+	}
+}
+
+func (n *Node) completeCommitWaits() {
+	committed := n.hw
+	if n.cfg.Broken.AckBeforeCommit {
+		committed = n.disk.Log.EndOffset()
+	}
+	i := 0
+	for ; i < len(n.commitWaits); i++ {
+		w := n.commitWaits[i]
+		if w.last >= committed {
+			break
+		}
+		w.done(w.first, nil)
+	}
+	n.commitWaits = n.commitWaits[i:]
+}
+
+// maybeActivate makes a new leader write its activation records once it has
+// replayed every record committed before its epoch: that is known only once
+// a record of its own epoch commits (the high watermark alone may still be
+// an earlier epoch's, below records the previous leader wrote, such as its
+// own bootstrap records, which would then be written twice).
+func (n *Node) maybeActivate() {
+	if n.soft.Role != quorum.RoleLeader || n.activated == n.soft.Epoch || !n.soft.EpochCommitted {
+		return
+	}
+	n.activated = n.soft.Epoch
+	if recs := n.sm.ActivationRecords(); len(recs) > 0 {
+		n.log.Info().Int("records", len(recs)).Msg("writing bootstrap records into the empty metadata log")
+		n.Propose(&Proposal{Records: recs, Done: func(int64, error) {}})
+	}
+	held := n.held
+	n.held = nil
+	for _, p := range held {
+		n.Propose(p)
+	}
+}

@@ -1,0 +1,213 @@
+package node
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/quorum"
+)
+
+// tickInterval is how often the quorum core's clock advances. Every KRaft
+// timer is hundreds of milliseconds or more, so 5 ms of granularity costs
+// nothing measurable and keeps parked fetches prompt.
+const tickInterval = 5 * time.Millisecond
+
+// PeerTransport is a Transport production can also ask how many requests
+// are still on their way (to let EndQuorumEpoch leave before a stop) and
+// close.
+type PeerTransport interface {
+	Transport
+	Pending() int
+	Close()
+}
+
+// Runner drives a Node in production: one goroutine runs the loop and takes
+// events from request handlers, the peer client, proposers, the ticker and
+// the syncer; the wall clock and crypto-seeded randomness stand in for the
+// simulator's.
+type Runner struct {
+	node   *Node
+	peers  PeerTransport
+	syncer *SyncerFunc
+	log    zerolog.Logger
+
+	events chan event
+	stop   chan struct{}
+	done   chan struct{}
+	err    error
+}
+
+type event struct {
+	inbound  kmsg.Request
+	reply    func(kmsg.Response)
+	peer     *quorum.Message
+	proposal *Proposal
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// goExecutor runs background work on a goroutine.
+func goExecutor(work func() error) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- work() }()
+	return done
+}
+
+// NewRunner builds the production node over disk. peers is the transport;
+// its answers must be handed back with DeliverPeer.
+func NewRunner(cfg Config, disk *Disk, sm StateMachine, peers PeerTransport, log zerolog.Logger) (*Runner, error) {
+	r := &Runner{peers: peers, log: log, events: make(chan event, 1024), stop: make(chan struct{}), done: make(chan struct{})}
+	r.syncer = NewSyncer(disk.Log.Sync)
+	env := Env{
+		Transport:  peers,
+		Clock:      wallClock{},
+		Syncer:     r.syncer,
+		Background: goExecutor,
+		Rand:       rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(cfg.NodeID))),
+	}
+	n, err := New(cfg, disk, sm, env, log)
+	if err != nil {
+		r.syncer.Close()
+		return nil, err
+	}
+	r.node = n
+	return r, nil
+}
+
+// Node is the driven node; touch it only through the Runner while it runs,
+// but for Status.
+func (r *Runner) Node() *Node { return r.node }
+
+// Status is the quorum's state as of the last Ready.
+func (r *Runner) Status() quorum.Status { return r.node.Status() }
+
+// Run drives the node until Stop; it returns the first fatal error (a disk
+// failure or a safety violation), after which the process must exit.
+func (r *Runner) Run() error {
+	defer close(r.done)
+	defer r.peers.Close()
+	defer r.syncer.Close()
+	ticker := time.NewTicker(tickInterval)
+	defer ticker.Stop()
+	n := r.node
+	for {
+		select {
+		case ev := <-r.events:
+			r.handle(ev)
+		case res := <-r.syncer.Results():
+			n.Synced(res.job, res.err)
+		case <-ticker.C:
+			n.Tick()
+		case <-r.stop:
+			r.err = r.shutdown()
+			return r.err
+		}
+		// Take everything already queued before writing: proposals that
+		// arrived during the last fsync share the next one (group commit).
+		for drained := false; !drained && n.Err() == nil; {
+			select {
+			case ev := <-r.events:
+				r.handle(ev)
+			default:
+				drained = true
+			}
+		}
+		if err := n.Process(); err != nil {
+			r.err = err
+			n.Close(err)
+			return err
+		}
+	}
+}
+
+func (r *Runner) handle(ev event) {
+	switch {
+	case ev.inbound != nil:
+		r.node.Inbound(ev.inbound, ev.reply)
+	case ev.peer != nil:
+		r.node.StepPeer(*ev.peer)
+	case ev.proposal != nil:
+		r.node.Propose(ev.proposal)
+	}
+}
+
+func (r *Runner) shutdown() error {
+	n := r.node
+	n.Resign()
+	perr := n.Process()
+	// Give EndQuorumEpoch a moment to leave before the connections close.
+	deadline := time.Now().Add(200 * time.Millisecond)
+	for time.Now().Before(deadline) && r.peers.Pending() > 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	err := n.Close(ErrStopped)
+	if perr != nil {
+		return perr
+	}
+	return err
+}
+
+// Stop resigns leadership gracefully (EndQuorumEpoch), then stops the loop.
+func (r *Runner) Stop() error {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	<-r.done
+	return r.err
+}
+
+// Done is closed once the loop has stopped.
+func (r *Runner) Done() <-chan struct{} { return r.done }
+
+// DeliverPeer hands the answer (or failure) of a peer request to the loop;
+// the peer client calls it from its goroutines.
+func (r *Runner) DeliverPeer(m quorum.Message) {
+	select {
+	case r.events <- event{peer: &m}:
+	case <-r.done:
+	}
+}
+
+// Propose hands p to the loop; p.Done is called on the loop goroutine, or
+// here with ErrStopped when the loop has stopped. It returns ctx's error,
+// without calling p.Done, when ctx ends first.
+func (r *Runner) Propose(ctx context.Context, p *Proposal) error {
+	select {
+	case r.events <- event{proposal: p}:
+		return nil
+	case <-r.done:
+		p.Done(-1, ErrStopped)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Raft hands a KRaft request to the core and waits for its answer.
+func (r *Runner) Raft(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	reply := make(chan kmsg.Response, 1)
+	select {
+	case r.events <- event{inbound: req, reply: func(resp kmsg.Response) { reply <- resp }}:
+	case <-r.done:
+		return nil, ErrStopped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case resp := <-reply:
+		if resp == nil {
+			return nil, ErrStopped
+		}
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
