@@ -110,12 +110,36 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 	switch {
 	case err == nil:
 		d.HardState = quorum.HardState{LeaderID: qs.LeaderID, LeaderEpoch: qs.LeaderEpoch, VotedID: qs.VotedID, VotedDirectoryID: qs.VotedDirectoryID}
-	case !errors.Is(err, fs.ErrNotExist):
+		err = d.cutEpochsBeyondQuorumState(log)
+	case errors.Is(err, fs.ErrNotExist):
+		err = nil
+	}
+	if err != nil {
 		d.Log.Close()
 		return nil, err
 	}
 	ok = true
 	return d, nil
+}
+
+// cutEpochsBeyondQuorumState drops batches whose leader epoch is above the
+// epoch in quorum-state. This node writes quorum-state before any batch of
+// a new epoch (as a candidate, leader or follower), so such a batch was
+// never written as it reads: its epoch field, which the batch CRC does not
+// cover, was torn or flipped in the unsynced tail. Left in place, the core
+// would jump to that epoch, and followers would copy it.
+func (d *Disk) cutEpochsBeyondQuorumState(log zerolog.Logger) error {
+	epoch := d.HardState.LeaderEpoch
+	if d.Log.LastEpoch() <= epoch {
+		return nil
+	}
+	end, _ := d.Log.EndOffsetForEpoch(epoch)
+	if end < d.Log.StartOffset() {
+		end = d.Log.StartOffset()
+	}
+	log.Warn().Int32("quorum_state_epoch", epoch).Int32("log_epoch", d.Log.LastEpoch()).Int64("offset", end).
+		Msg("the log ends with batches of an epoch quorum-state never reached: cutting the torn tail there")
+	return d.Log.TruncateTo(end)
 }
 
 // loadBootstrapSnapshot reads the voter set and kraft.version that

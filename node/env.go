@@ -81,8 +81,6 @@ type Observer interface {
 	SnapshotInstalled(id quorum.SnapshotID)
 	// Replayed: the state machine now holds every record below end.
 	Replayed(end int64)
-	// Sent: a request or response left for a peer or a waiting client.
-	Sent(m quorum.Message)
 }
 
 // Env is how a Node reaches the world.

@@ -148,9 +148,6 @@ func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
 
 func (n *Node) sendAll(msgs []quorum.Message) {
 	for _, m := range msgs {
-		if obs := n.env.Observer; obs != nil {
-			obs.Sent(m)
-		}
 		if m.Response != nil {
 			if reply, ok := n.waiters[m.ReqID]; ok {
 				delete(n.waiters, m.ReqID)

@@ -1,0 +1,405 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/storage/batch"
+)
+
+// checker holds the global history the invariants are checked against.
+//
+//   - election safety: at most one leader per epoch;
+//   - vote durability: a node grants one vote per epoch, across crashes,
+//     and never restarts in an epoch below one it wrote to quorum-state;
+//   - log matching: batches ending at the same (offset, epoch) on any two
+//     nodes have the same content and the same whole prefix (a hash chain
+//     over the batches);
+//   - committed data: every high watermark a node reports names one prefix
+//     forever; it is never truncated from a node that holds it, and every
+//     new leader holds the largest one;
+//   - replay: no node replays a record beyond the committed offset, nor
+//     truncates a record it replayed, and every node that replayed the log
+//     up to offset N holds an image with the same hash;
+//   - acknowledgements: a proposal is answered only once committed, in log
+//     order, and every answered proposal's records are in the final
+//     leader's log at their offsets;
+//   - monotonicity: epochs never go backward on a node, and a node's high
+//     watermark never goes backward within one incarnation.
+type checker struct {
+	s            *Sim
+	leaders      map[int32]int32    // epoch -> leader
+	votes        map[[2]int32]int32 // (voter, epoch) -> candidate granted
+	durableEpoch map[int32]int32    // node -> highest epoch in its quorum-state
+	registry     map[batchKey]uint64
+	committed    map[int64]uint64
+	hashes       map[int64][32]byte // replayed end -> image hash
+	acks         []ack
+	maxHW        int64
+	maxHWChain   uint64
+	livenessFrom int64
+}
+
+type batchKey struct {
+	next  int64
+	epoch int32
+}
+
+type ack struct {
+	node   int32
+	first  int64
+	values [][]byte
+}
+
+// nodeView is the checker's picture of one node's disk and image.
+type nodeView struct {
+	held    map[int64]heldBatch // by the offset after the batch
+	lastHW  int64               // this incarnation
+	applied int64               // the image holds every record below this
+	role    quorum.Role
+	epoch   int32
+	lastAck int64
+}
+
+type heldBatch struct {
+	epoch int32
+	chain uint64
+}
+
+func newChecker(s *Sim) *checker {
+	return &checker{
+		s: s, leaders: map[int32]int32{}, votes: map[[2]int32]int32{}, durableEpoch: map[int32]int32{},
+		registry: map[batchKey]uint64{}, committed: map[int64]uint64{}, hashes: map[int64][32]byte{}, maxHW: -1,
+	}
+}
+
+func chain(prev uint64, raw []byte) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], prev)
+	h.Write(b[:])
+	h.Write(raw)
+	return h.Sum64()
+}
+
+// chainAt is the node's chain value just below offset, if offset is a
+// batch boundary of what it holds.
+func (c *checker) chainAt(n *simNode, offset int64) (uint64, bool) {
+	if offset == 0 {
+		return 0, true
+	}
+	b, ok := n.view.held[offset]
+	return b.chain, ok
+}
+
+// holds reports whether the node's log (or the snapshot below it) contains
+// the history ending at offset with the given chain value.
+func (c *checker) holds(n *simNode, offset int64, want uint64) bool {
+	if offset < n.disk.Log.StartOffset() {
+		return true // below a snapshot, checked when it was written
+	}
+	ch, ok := c.chainAt(n, offset)
+	return ok && ch == want
+}
+
+// appended extends the node's chain with whole batches written at its end.
+func (c *checker) appended(n *simNode, raw []byte) error {
+	_, err := batch.Walk(raw, func(h batch.Header, one []byte) error {
+		prev, ok := c.chainAt(n, h.BaseOffset)
+		if !ok {
+			return fmt.Errorf("n%d appended at %d, where it holds no batch boundary", n.id, h.BaseOffset)
+		}
+		ch := chain(prev, one)
+		n.view.held[h.NextOffset()] = heldBatch{h.PartitionLeaderEpoch, ch}
+		key := batchKey{h.NextOffset(), h.PartitionLeaderEpoch}
+		if old, ok := c.registry[key]; ok && old != ch {
+			return fmt.Errorf("log matching violated: n%d holds a different history ending at offset %d epoch %d", n.id, key.next, key.epoch)
+		}
+		c.registry[key] = ch
+		return nil
+	})
+	return err
+}
+
+// restarting rebuilds the node's picture from what its disk kept: a crash
+// may have cut the tail anywhere, or undone an unsynced truncation.
+func (c *checker) restarting(n *simNode) error {
+	if hs := n.disk.HardState; hs.LeaderEpoch < c.durableEpoch[n.id] {
+		return fmt.Errorf("n%d quorum-state epoch went back from %d to %d over a crash", n.id, c.durableEpoch[n.id], hs.LeaderEpoch)
+	}
+	old := n.view.held
+	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, lastAck: -1}
+	log := n.disk.Log
+	start := log.StartOffset()
+	if id, ok := log.LatestSnapshot(); ok && id.EndOffset >= start {
+		n.view.held[id.EndOffset] = heldBatch{id.Epoch, c.registry[batchKey{id.EndOffset, id.Epoch}]}
+	}
+	if b, ok := old[start]; ok {
+		n.view.held[start] = b
+	}
+	for next := start; next < log.EndOffset(); {
+		raw, err := log.Read(next, 1<<20)
+		if err != nil {
+			return fmt.Errorf("n%d: read its log at %d after a restart: %w", n.id, next, err)
+		}
+		before := next
+		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
+			if _, ok := n.view.held[h.BaseOffset]; !ok && h.BaseOffset != 0 {
+				// The first batch after a compacted prefix: its chain is
+				// the one every node registered for it.
+				ch, ok := c.registry[batchKey{h.NextOffset(), h.PartitionLeaderEpoch}]
+				if !ok {
+					return fmt.Errorf("n%d holds batch %d-%d@%d that no node ever wrote", n.id, h.BaseOffset, h.NextOffset(), h.PartitionLeaderEpoch)
+				}
+				n.view.held[h.NextOffset()] = heldBatch{h.PartitionLeaderEpoch, ch}
+			} else if err := c.appended(n, one); err != nil {
+				return err
+			}
+			next = h.NextOffset()
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if next == before {
+			break
+		}
+	}
+	return nil
+}
+
+// started checks a node that just came up.
+func (c *checker) started(n *simNode) error {
+	st := n.node.Status()
+	n.view.role, n.view.epoch = st.Role, st.Epoch
+	n.view.applied = n.ctl.Applied() + 1
+	return nil
+}
+
+func (c *checker) installed(n *simNode, id quorum.SnapshotID) error {
+	ch, ok := c.registry[batchKey{id.EndOffset, id.Epoch}]
+	if !ok {
+		return fmt.Errorf("n%d installed snapshot %d@%d of a history no log ever held", n.id, id.EndOffset, id.Epoch)
+	}
+	if id.EndOffset > c.maxHW {
+		return fmt.Errorf("n%d installed snapshot %d@%d beyond the committed offset %d", n.id, id.EndOffset, id.Epoch, c.maxHW)
+	}
+	n.view.held = map[int64]heldBatch{id.EndOffset: {id.Epoch, ch}}
+	return nil
+}
+
+func (c *checker) truncating(n *simNode, to int64) error {
+	if to < n.view.applied {
+		return fmt.Errorf("n%d truncates to %d records it replayed into its image (up to %d)", n.id, to, n.view.applied)
+	}
+	if to < c.maxHW {
+		if ch, ok := c.chainAt(n, c.maxHW); ok && ch == c.maxHWChain && c.maxHW >= n.disk.Log.StartOffset() {
+			return fmt.Errorf("n%d truncates to %d, below committed offset %d that it holds", n.id, to, c.maxHW)
+		}
+	}
+	for next, b := range n.view.held {
+		if next > to {
+			if ch, ok := c.committed[next]; ok && ch == b.chain {
+				return fmt.Errorf("n%d truncates committed batch ending at %d", n.id, next)
+			}
+			delete(n.view.held, next)
+		}
+	}
+	return nil
+}
+
+func (c *checker) hardState(n *simNode, hs quorum.HardState) error {
+	if hs.LeaderEpoch < c.durableEpoch[n.id] {
+		return fmt.Errorf("n%d quorum-state epoch went back from %d to %d", n.id, c.durableEpoch[n.id], hs.LeaderEpoch)
+	}
+	c.durableEpoch[n.id] = hs.LeaderEpoch
+	return nil
+}
+
+// answered sees every answer a node sends to a request: a granted vote
+// binds the voter for its epoch.
+func (c *checker) answered(n *simNode, req kmsg.Request, resp kmsg.Response) {
+	vr, ok1 := req.(*kmsg.VoteRequest)
+	vresp, ok2 := resp.(*kmsg.VoteResponse)
+	if !ok1 || !ok2 || len(vr.Topics) != 1 || len(vr.Topics[0].Partitions) != 1 || len(vresp.Topics) != 1 || len(vresp.Topics[0].Partitions) != 1 {
+		return
+	}
+	p, rp := vr.Topics[0].Partitions[0], vresp.Topics[0].Partitions[0]
+	if p.PreVote || !rp.VoteGranted {
+		return
+	}
+	key := [2]int32{n.id, p.CandidateEpoch}
+	if prev, ok := c.votes[key]; ok && prev != p.CandidateID {
+		c.fail(fmt.Errorf("vote durability violated: n%d granted its vote to %d and then %d in epoch %d", n.id, prev, p.CandidateID, p.CandidateEpoch))
+	}
+	c.votes[key] = p.CandidateID
+}
+
+// replayed checks the node's image once it holds every record below end.
+func (c *checker) replayed(n *simNode, end int64) error {
+	// The node's own high watermark, learned in this very pass of its loop.
+	if err := c.highWatermark(n, n.node.Status().HighWatermark); err != nil {
+		return err
+	}
+	if end > c.maxHW && end > n.view.applied {
+		return fmt.Errorf("n%d replayed records up to %d, beyond the committed offset %d", n.id, end, c.maxHW)
+	}
+	n.view.applied = max(n.view.applied, end)
+	h := n.ctl.Hash()
+	if prev, ok := c.hashes[end]; ok && prev != h {
+		return fmt.Errorf("n%d holds an image at offset %d that differs from another node's there", n.id, end)
+	}
+	c.hashes[end] = h
+	return nil
+}
+
+// acked checks a proposal's answer at the node that made it.
+func (c *checker) acked(n *simNode, first int64, recs []metadata.Record) {
+	hw := n.node.Status().HighWatermark
+	last := first + int64(len(recs)) - 1
+	switch {
+	case last >= hw:
+		c.fail(fmt.Errorf("n%d answered a proposal at %d-%d before it committed (high watermark %d)", n.id, first, last, hw))
+	case first <= n.view.lastAck:
+		c.fail(fmt.Errorf("n%d answered a proposal at %d after one at %d", n.id, first, n.view.lastAck))
+	}
+	n.view.lastAck = last
+	a := ack{node: n.id, first: first}
+	for _, r := range recs {
+		a.values = append(a.values, metadata.EncodeValue(r))
+	}
+	c.acks = append(c.acks, a)
+}
+
+func (c *checker) fail(err error) {
+	c.s.failure = errors.Join(c.s.failure, err)
+}
+
+func (c *checker) afterProcess(n *simNode) error {
+	if c.s.failure != nil {
+		return c.s.failure
+	}
+	st := n.node.Status()
+	if st.Role != n.view.role || st.Epoch != n.view.epoch {
+		c.s.event("n%d %s epoch=%d leader=%d hw=%d end=%d", n.id, st.Role, st.Epoch, st.LeaderID, st.HighWatermark, st.EndOffset)
+	}
+	if st.Epoch < n.view.epoch {
+		return fmt.Errorf("n%d epoch went back from %d to %d", n.id, n.view.epoch, st.Epoch)
+	}
+	if st.Role == quorum.RoleLeader {
+		if l, ok := c.leaders[st.Epoch]; ok && l != n.id {
+			return fmt.Errorf("election safety violated: n%d and n%d both lead epoch %d", l, n.id, st.Epoch)
+		}
+		c.leaders[st.Epoch] = n.id
+		if n.view.role != quorum.RoleLeader && c.maxHW > 0 && !c.holds(n, c.maxHW, c.maxHWChain) {
+			return fmt.Errorf("leader completeness violated: new leader n%d of epoch %d lacks committed offset %d", n.id, st.Epoch, c.maxHW)
+		}
+	}
+	n.view.role, n.view.epoch = st.Role, st.Epoch
+	return c.highWatermark(n, st.HighWatermark)
+}
+
+func (c *checker) highWatermark(n *simNode, hw int64) error {
+	if hw < 0 {
+		return nil
+	}
+	if hw < n.view.lastHW {
+		return fmt.Errorf("n%d high watermark went back from %d to %d", n.id, n.view.lastHW, hw)
+	}
+	n.view.lastHW = hw
+	if hw == 0 || hw < n.disk.Log.StartOffset() {
+		return nil // below a snapshot: the prefix was checked when it was written
+	}
+	ch, ok := c.chainAt(n, hw)
+	if !ok {
+		return fmt.Errorf("n%d reports high watermark %d, not a batch boundary of its log (start %d, end %d)", n.id, hw, n.disk.Log.StartOffset(), n.disk.Log.EndOffset())
+	}
+	if old, ok := c.committed[hw]; ok && old != ch {
+		return fmt.Errorf("committed data changed: n%d holds a different history below high watermark %d", n.id, hw)
+	}
+	c.committed[hw] = ch
+	if hw > c.maxHW {
+		if c.maxHW > 0 {
+			if below, ok := c.chainAt(n, c.maxHW); ok && below != c.maxHWChain {
+				return fmt.Errorf("committed data lost: n%d commits %d on a history that differs below %d", n.id, hw, c.maxHW)
+			}
+		}
+		c.maxHW, c.maxHWChain = hw, ch
+	}
+	return nil
+}
+
+// newestLeader is the up node leading the highest epoch, if any.
+func (c *checker) newestLeader() *simNode {
+	var best *simNode
+	for _, n := range c.s.nodes {
+		if n.up && n.view.role == quorum.RoleLeader && (best == nil || n.view.epoch > best.view.epoch) {
+			best = n
+		}
+	}
+	return best
+}
+
+func (c *checker) livenessMet() bool {
+	return c.newestLeader() != nil && c.maxHW > c.livenessFrom
+}
+
+// final checks, once the quorum is healthy again, that the newest leader
+// holds the committed history and every answered proposal in it.
+func (c *checker) final() error {
+	n := c.newestLeader()
+	if n == nil {
+		return nil
+	}
+	if !c.holds(n, c.maxHW, c.maxHWChain) {
+		return fmt.Errorf("leader n%d lacks the committed history up to %d", n.id, c.maxHW)
+	}
+	for _, a := range c.acks {
+		if err := c.inLog(n, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inLog checks that the records of an answered proposal are in n's log at
+// their offsets; what a snapshot covers was checked through the chain.
+func (c *checker) inLog(n *simNode, a ack) error {
+	log := n.disk.Log
+	if a.first < log.StartOffset() {
+		return nil
+	}
+	raw, err := log.Read(a.first, 1<<20)
+	if err != nil {
+		return err
+	}
+	want := a.values
+	_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
+		b, err := batch.Decode(one)
+		if err != nil {
+			return err
+		}
+		for _, r := range b.Records {
+			off := b.BaseOffset + int64(r.OffsetDelta)
+			if off < a.first || len(want) == 0 {
+				continue
+			}
+			if off != a.first+int64(len(a.values)-len(want)) || !bytes.Equal(r.Value, want[0]) {
+				return fmt.Errorf("answered proposal of n%d at %d is not in leader n%d's log at offset %d", a.node, a.first, n.id, off)
+			}
+			want = want[1:]
+		}
+		return nil
+	})
+	if err == nil && len(want) > 0 {
+		err = fmt.Errorf("answered proposal of n%d at %d is missing from leader n%d's log (end %d)", a.node, a.first, n.id, log.EndOffset())
+	}
+	return err
+}
