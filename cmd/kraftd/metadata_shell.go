@@ -124,6 +124,9 @@ func (v *dirImage) loadSnapshot(path string) error {
 	return nil
 }
 
+// maxSegmentBatch bounds one batch read from a segment.
+const maxSegmentBatch = batch.LogOverhead + 1<<30
+
 // replaySegment applies the records of one segment at or after endOffset.
 func (v *dirImage) replaySegment(path string) error {
 	f, err := os.Open(path)
@@ -131,23 +134,17 @@ func (v *dirImage) replaySegment(path string) error {
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var head [batch.LogOverhead]byte
+	batches := batch.NewReader(bufio.NewReaderSize(f, 1<<20), maxSegmentBatch)
 	for {
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		_, raw, err := batches.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if errors.Is(err, batch.ErrShort) {
 			return errors.New("partial batch at the end")
 		}
-		length := int64(int32(uint32(head[8])<<24 | uint32(head[9])<<16 | uint32(head[10])<<8 | uint32(head[11])))
-		if length <= 0 || length > 1<<30 {
-			return fmt.Errorf("corrupt batch length %d", length)
-		}
-		raw := make([]byte, batch.LogOverhead+length)
-		copy(raw, head[:])
-		if _, err := io.ReadFull(r, raw[batch.LogOverhead:]); err != nil {
-			return errors.New("partial batch at the end")
+		if err != nil {
+			return err
 		}
 		b, err := batch.Decode(raw)
 		if err != nil {
