@@ -3,11 +3,10 @@ package compat
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/storage/batch"
 )
 
 var captureFlag = flag.Bool("capture", false, "TestApacheGoldenCapture: also copy the captured files into testdata/apache-<version>/")
@@ -189,26 +190,19 @@ func checkGolden(t *testing.T, dir, version, clusterID string) {
 // every batch has magic 2, a CRC-32C that matches, and the batches fill the
 // file exactly. It returns how many there are.
 func checkBatches(b []byte) (int, error) {
-	castagnoli := crc32.MakeTable(crc32.Castagnoli)
-	n := 0
-	for len(b) > 0 {
-		if len(b) < 61 {
-			return n, fmt.Errorf("batch %d: %d trailing bytes", n, len(b))
+	r := batch.NewSliceReader(b, 0)
+	for n := 0; ; n++ {
+		_, raw, err := r.Next()
+		if err == io.EOF {
+			return n, nil
 		}
-		size := int(binary.BigEndian.Uint32(b[8:12])) + 12
-		if size < 61 || size > len(b) {
-			return n, fmt.Errorf("batch %d: length %d, %d bytes left", n, size, len(b))
+		if err != nil {
+			return n, fmt.Errorf("batch %d: %w", n, err)
 		}
-		if b[16] != 2 {
-			return n, fmt.Errorf("batch %d: magic %d", n, b[16])
+		if _, err := batch.Check(raw); err != nil {
+			return n, fmt.Errorf("batch %d: %w", n, err)
 		}
-		if got, want := crc32.Checksum(b[21:size], castagnoli), binary.BigEndian.Uint32(b[17:21]); got != want {
-			return n, fmt.Errorf("batch %d: crc %08x, stored %08x", n, got, want)
-		}
-		b = b[size:]
-		n++
 	}
-	return n, nil
 }
 
 // checkEpochCheckpoint checks the leader-epoch-checkpoint text format:

@@ -2,12 +2,13 @@ package compat
 
 import (
 	"context"
-	"encoding/binary"
 	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/storage/batch"
 )
 
 // metadataTopicID is __cluster_metadata's topic id, Uuid(0, 1).
@@ -131,16 +132,12 @@ func (w *MetadataWatcher) fetch(ctx context.Context, conn *Conn, leaderEpoch int
 // after the last whole batch and that batch's partition leader epoch. A
 // batch cut off by the size limit is fetched again next time.
 func advanceOverBatches(b []byte, next int64, lastEpoch int32) (int64, int32) {
-	const headerLen = 27 // through lastOffsetDelta
-	for len(b) >= headerLen {
-		base := int64(binary.BigEndian.Uint64(b[0:8]))
-		size := 12 + int(int32(binary.BigEndian.Uint32(b[8:12])))
-		if size < headerLen || size > len(b) {
-			break
+	r := batch.NewSliceReader(b, 0)
+	for {
+		h, err := r.NextHeader()
+		if err != nil {
+			return next, lastEpoch
 		}
-		lastDelta := int64(int32(binary.BigEndian.Uint32(b[23:27])))
-		next, lastEpoch = base+lastDelta+1, int32(binary.BigEndian.Uint32(b[12:16]))
-		b = b[size:]
+		next, lastEpoch = h.NextOffset(), h.PartitionLeaderEpoch
 	}
-	return next, lastEpoch
 }

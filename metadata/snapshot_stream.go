@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -143,6 +142,10 @@ type SnapshotInfo struct {
 	Bytes        int64 // file size
 }
 
+// maxSnapshotBatch bounds one batch of a snapshot file; a longer length
+// field is corruption.
+const maxSnapshotBatch = batch.LogOverhead + 1<<30
+
 // ReadSnapshot reads a snapshot file from r one batch at a time and calls
 // fn with each data record in order, checking the layout as
 // DecodeSnapshotFile does. Memory stays near one batch.
@@ -156,30 +159,20 @@ func readSnapshot(r io.Reader, decode func([]byte) (Record, error), fn func(Reco
 	var (
 		info                 SnapshotInfo
 		sawHeader, sawFooter bool
-		buf                  []byte
 	)
+	batches := batch.NewReader(r, maxSnapshotBatch)
 	for {
-		var head [batch.LogOverhead]byte
-		n, err := io.ReadFull(r, head[:])
+		_, buf, err := batches.Next()
 		if err == io.EOF {
 			break
 		}
+		if errors.Is(err, batch.ErrShort) {
+			return info, fmt.Errorf("%w: %v", ErrSnapshotFormat, err)
+		}
 		if err != nil {
-			return info, fmt.Errorf("%w: %d bytes of partial batch at the end", ErrSnapshotFormat, n)
+			return info, err
 		}
-		length := int32(binary.BigEndian.Uint32(head[8:]))
-		if length <= 0 || length > 1<<30 {
-			return info, fmt.Errorf("%w: batch at position %d has length %d", batch.ErrCorrupt, info.Bytes, length)
-		}
-		size := batch.LogOverhead + int(length)
-		// Grow with the bytes that actually arrive, so that a corrupt
-		// length cannot make us allocate a gigabyte up front.
-		body := bytes.NewBuffer(append(buf[:0], head[:]...))
-		if n, err := io.CopyN(body, r, int64(length)); err != nil {
-			return info, fmt.Errorf("%w: %d bytes of partial batch at the end", ErrSnapshotFormat, batch.LogOverhead+int(n))
-		}
-		buf = body.Bytes()
-		info.Bytes += int64(size)
+		info.Bytes = batches.Pos()
 		if sawFooter {
 			return info, fmt.Errorf("%w: batch after the footer", ErrSnapshotFormat)
 		}

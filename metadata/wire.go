@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+
+	"github.com/kraftd/kraftd/storage/uuid"
 )
 
 // This file holds the hand-written primitives the generated code in
@@ -53,11 +54,10 @@ func (e *DecodeError) Error() string {
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Uuid is Kafka's 128-bit id (topic ids, directory ids, incarnation ids).
-type Uuid [16]byte
-
-// String renders the id the way Kafka prints it: URL-safe base64 without
+// It is the same type as uuid.UUID, under the name Kafka's schemas and the
+// generated records use; its String is Kafka's URL-safe base64 without
 // padding.
-func (u Uuid) String() string { return base64.RawURLEncoding.EncodeToString(u[:]) }
+type Uuid = uuid.UUID
 
 // TaggedField is a tagged field this package has no schema for (or one not
 // valid at the record's version). Decoding keeps it and encoding writes it

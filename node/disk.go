@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"path/filepath"
 	"slices"
 
@@ -19,24 +17,19 @@ import (
 )
 
 // PartitionDir is the metadata log's directory inside metadata.log.dir.
-const PartitionDir = "__cluster_metadata-0"
+const PartitionDir = storage.MetadataLogDirName
 
-// Disk is a formatted metadata.log.dir, locked for this process: its
-// identity (meta.properties), bootstrap records, quorum-state and log.
+// Disk is a formatted metadata.log.dir, locked for this process: a thin
+// layer over storage.NodeDir that speaks the quorum core's types.
 type Disk struct {
-	fs        storage.FS
-	dir       string
-	unlock    func() error
-	statePath string
+	fs   storage.FS
+	node *storage.NodeDir
 
 	Meta         storage.MetaProperties
 	Bootstrap    []metadata.Record
 	HardState    quorum.HardState
 	KRaftVersion int16
 	Log          *storage.Log
-	// bootstrapVoters is the voter set of the bootstrap snapshot (dynamic
-	// quorums), nil for a static quorum.
-	bootstrapVoters *metadata.VotersRecord
 }
 
 // DiskConfig names a node's metadata.log.dir and how to open it.
@@ -44,6 +37,9 @@ type DiskConfig struct {
 	Dir          string // metadata.log.dir
 	NodeID       int32
 	SegmentBytes int64 // metadata.log.segment.bytes; 0 takes storage's default
+	// IndexBytes is the preallocated size of the active segment's index
+	// files; 0 takes Apache's 10 MiB.
+	IndexBytes int
 }
 
 // SettingError names the configuration key a directory contradicts, so
@@ -57,68 +53,31 @@ func (e *SettingError) Error() string { return fmt.Sprintf("config %s: %v", e.Ke
 
 func (e *SettingError) Unwrap() error { return e.Err }
 
-// OpenDisk locks and opens cfg's metadata.log.dir. It refuses a directory
-// that is not formatted or whose node.id differs from the configuration.
+// OpenDisk locks and opens cfg's metadata.log.dir (storage.OpenNodeDir).
+// It refuses a directory that is not formatted or whose node.id differs
+// from the configuration.
 func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error) {
-	d := &Disk{fs: fsys, dir: cfg.Dir}
-	meta, err := storage.ReadMetaProperties(fsys, filepath.Join(d.dir, "meta.properties"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s is not formatted: run kraftd format", d.dir)
-	}
-	if err != nil {
+	nd, err := storage.OpenNodeDir(fsys, cfg.Dir, cfg.NodeID, storage.LogConfig{SegmentBytes: cfg.SegmentBytes, MaxIndexBytes: cfg.IndexBytes}, log)
+	switch {
+	case errors.Is(err, storage.ErrNotFormatted):
+		return nil, fmt.Errorf("%s is not formatted: run kraftd format", cfg.Dir)
+	case errors.Is(err, storage.ErrWrongNode):
+		return nil, &SettingError{Key: "node.id", Err: err}
+	case err != nil:
 		return nil, err
 	}
-	if meta.NodeID != cfg.NodeID {
-		return nil, &SettingError{Key: "node.id", Err: fmt.Errorf("%d, but %s was formatted for node %d", cfg.NodeID, d.dir, meta.NodeID)}
-	}
-	d.Meta = meta
-	if d.unlock, err = storage.LockDir(fsys, d.dir); err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			d.unlock()
-		}
-	}()
-	if raw, err := readWholeFile(d.fs, filepath.Join(d.dir, "bootstrap.checkpoint")); err == nil {
-		f, err := metadata.DecodeSnapshotFile(raw)
-		if err != nil {
-			return nil, fmt.Errorf("bootstrap.checkpoint: %w", err)
-		}
-		d.Bootstrap = f.Records
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	partition := filepath.Join(d.dir, PartitionDir)
-	d.Log, err = storage.OpenLog(fsys, partition, storage.LogConfig{SegmentBytes: cfg.SegmentBytes}, log)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.loadBootstrapSnapshot(partition); err != nil {
-		d.Log.Close()
-		return nil, err
-	}
+	d := &Disk{fs: fsys, node: nd, Meta: nd.Meta, Bootstrap: nd.Bootstrap, KRaftVersion: nd.KRaftVersion, Log: nd.Log}
 	if len(d.Bootstrap) == 0 {
 		// Apache uses the latest production metadata.version when no
 		// bootstrap records exist.
 		d.Bootstrap = []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: controller.LatestMetadataVersion}}
 	}
-	d.statePath = filepath.Join(partition, "quorum-state")
-	d.HardState = quorum.HardState{LeaderID: -1, VotedID: -1}
-	qs, err := storage.ReadQuorumState(fsys, d.statePath)
-	switch {
-	case err == nil:
-		d.HardState = quorum.HardState{LeaderID: qs.LeaderID, LeaderEpoch: qs.LeaderEpoch, VotedID: qs.VotedID, VotedDirectoryID: qs.VotedDirectoryID}
-		err = d.cutEpochsBeyondQuorumState(log)
-	case errors.Is(err, fs.ErrNotExist):
-		err = nil
-	}
-	if err != nil {
-		d.Log.Close()
+	qs := nd.QuorumState
+	d.HardState = quorum.HardState{LeaderID: qs.LeaderID, LeaderEpoch: qs.LeaderEpoch, VotedID: qs.VotedID, VotedDirectoryID: qs.VotedDirectoryID}
+	if err := d.cutEpochsBeyondQuorumState(log); err != nil {
+		nd.Close()
 		return nil, err
 	}
-	ok = true
 	return d, nil
 }
 
@@ -127,50 +86,22 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 // a new epoch (as a candidate, leader or follower), so such a batch was
 // never written as it reads: its epoch field, which the batch CRC does not
 // cover, was torn or flipped in the unsynced tail. Left in place, the core
-// would jump to that epoch, and followers would copy it.
+// would jump to that epoch, and followers would copy it. Without a
+// quorum-state file (lost, or never written) the log is trusted, as Apache
+// does.
 func (d *Disk) cutEpochsBeyondQuorumState(log zerolog.Logger) error {
 	epoch := d.HardState.LeaderEpoch
 	if d.Log.LastEpoch() <= epoch {
 		return nil
 	}
-	end, _ := d.Log.EndOffsetForEpoch(epoch)
-	if end < d.Log.StartOffset() {
-		end = d.Log.StartOffset()
+	if _, err := d.fs.Stat(filepath.Join(d.node.Dir(), storage.MetadataLogDirName, storage.QuorumStateName)); err != nil {
+		return nil
 	}
+	end, _ := d.Log.EndOffsetForEpoch(epoch)
+	end = max(end, d.Log.StartOffset())
 	log.Warn().Int32("quorum_state_epoch", epoch).Int32("log_epoch", d.Log.LastEpoch()).Int64("offset", end).
 		Msg("the log ends with batches of an epoch quorum-state never reached: cutting the torn tail there")
 	return d.Log.TruncateTo(end)
-}
-
-// loadBootstrapSnapshot reads the voter set and kraft.version that
-// `format --standalone` or `--initial-controllers` left in snapshot 0-0.
-func (d *Disk) loadBootstrapSnapshot(partition string) error {
-	path := filepath.Join(partition, storage.BootstrapSnapshotID.FileName())
-	raw, err := readWholeFile(d.fs, path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	f, err := metadata.DecodeSnapshotFile(raw)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if len(d.Bootstrap) == 0 {
-		// Apache 4.4 writes no bootstrap.checkpoint: the feature levels
-		// travel in the bootstrap snapshot instead.
-		d.Bootstrap = f.Records
-	}
-	for _, v := range f.Extra {
-		switch v := v.(type) {
-		case *metadata.KRaftVersionRecord:
-			d.KRaftVersion = v.KRaftVersion
-		case *metadata.VotersRecord:
-			d.bootstrapVoters = v
-		}
-	}
-	return nil
 }
 
 // InitialVoters is the voter set the quorum starts from: the static
@@ -181,10 +112,10 @@ func (d *Disk) InitialVoters(static map[int32][]quorum.Endpoint) (map[int32][]qu
 		return static, 0, nil
 	}
 	out := map[int32][]quorum.Endpoint{}
-	if d.bootstrapVoters == nil {
+	if d.node.Voters == nil {
 		return nil, 0, &SettingError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no initial voter set; joining a dynamic quorum as an observer is not supported yet")}
 	}
-	for _, v := range d.bootstrapVoters.Voters {
+	for _, v := range d.node.Voters.Voters {
 		for _, e := range v.Endpoints {
 			out[v.VoterId] = append(out[v.VoterId], quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
 		}
@@ -202,7 +133,7 @@ func (d *Disk) WriteHardState(hs quorum.HardState, voters []int32) error {
 	} else {
 		qs.VotedDirectoryID = uuid.UUID(hs.VotedDirectoryID)
 	}
-	return storage.WriteQuorumState(d.fs, d.statePath, qs)
+	return d.node.WriteQuorumState(qs)
 }
 
 // LoadSnapshot streams snapshot id from disk into a new image.
@@ -220,13 +151,7 @@ func (d *Disk) LoadSnapshot(id storage.SnapshotID) (*metadata.Image, metadata.Sn
 }
 
 // Close flushes and closes the log and releases the directory lock.
-func (d *Disk) Close() error {
-	err := d.Log.Close()
-	if uerr := d.unlock(); err == nil {
-		err = uerr
-	}
-	return err
-}
+func (d *Disk) Close() error { return d.node.Close() }
 
 // QuorumLog adapts the storage log to the quorum core's read interface.
 func (d *Disk) QuorumLog() quorum.Log { return quorumLog{d.Log} }
@@ -258,23 +183,4 @@ func (l quorumLog) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) (
 	defer r.Close()
 	data, err := r.ReadAt(pos, maxBytes)
 	return data, r.Size(), err
-}
-
-// readWholeFile reads a small file through fsys.
-func readWholeFile(fsys storage.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	buf := make([]byte, st.Size())
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	return buf[:n], nil
 }

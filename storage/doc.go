@@ -1,9 +1,18 @@
 // Package storage writes and reads Apache Kafka's on-disk formats byte for
 // byte: the __cluster_metadata-0 segment log with its indexes,
 // leader-epoch-checkpoint, partition.metadata, quorum-state, snapshots,
-// meta.properties and the directory lock. bootstrap.checkpoint and snapshot
-// contents are built by package metadata; storage gives it WriteFileAtomic
-// and SnapshotWriter.
+// meta.properties and the directory lock.
+//
+// It owns a node's metadata directory: FormatNodeDir writes what `kraftd
+// format` leaves (bootstrap.checkpoint, the bootstrap snapshot
+// 00000000000000000000-0000000000.checkpoint with a dynamic quorum's
+// KRaftVersion and Voters records, meta.properties last); OpenNodeDir
+// checks meta.properties against the node.id, takes the lock and opens
+// the bootstrap files, quorum-state and the log (NodeDir); ListLogFiles
+// lets tools read a directory without locking or changing it. The records
+// inside bootstrap.checkpoint and snapshots are encoded by package
+// metadata, which storage imports (metadata imports only storage/batch
+// and storage/uuid); storage never imports quorum, controller or server.
 //
 // All file access goes through the FS interface (OSFS on disk, MemFS in
 // tests and the simulator, which can crash and inject errors). Nothing is

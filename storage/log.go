@@ -500,24 +500,11 @@ func (l *Log) Read(offset int64, maxBytes int) ([]byte, error) {
 		return nil, fmt.Errorf("storage: read segment %d at %d: %w", s.base, pos, err)
 	}
 	// Keep only whole batches.
-	whole := int64(0)
-	for whole+batch.LogOverhead <= n {
-		h, err := readHeadFromBytes(buf[whole:])
-		if err != nil || whole+h > n {
+	r := batch.NewSliceReader(buf, 0)
+	for {
+		if _, err := r.NextHeader(); err != nil {
 			break
 		}
-		whole += h
 	}
-	return buf[:whole], nil
-}
-
-func readHeadFromBytes(b []byte) (int64, error) {
-	if len(b) < batch.LogOverhead {
-		return 0, batch.ErrShort
-	}
-	length := int64(int32(uint32(b[8])<<24 | uint32(b[9])<<16 | uint32(b[10])<<8 | uint32(b[11])))
-	if length <= 0 {
-		return 0, batch.ErrCorrupt
-	}
-	return length + batch.LogOverhead, nil
+	return buf[:r.Pos()], nil
 }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -68,25 +67,14 @@ func (s *segment) path(dir, suffix string) string {
 	return filepath.Join(dir, segmentName(s.base, suffix))
 }
 
-// headerPrefix is how much of a batch header Read needs: the first 27
-// bytes reach LastOffsetDelta.
-const headerPrefix = 27
-
 type batchHead struct {
 	base int64
 	size int64
 	last int64
 }
 
-func readBatchHead(f File, pos int64) (batchHead, error) {
-	var b [headerPrefix]byte
-	if _, err := f.ReadAt(b[:], pos); err != nil {
-		return batchHead{}, fmt.Errorf("storage: read batch header at %d: %w", pos, err)
-	}
-	base := int64(binary.BigEndian.Uint64(b[0:]))
-	length := int64(int32(binary.BigEndian.Uint32(b[8:])))
-	delta := int64(int32(binary.BigEndian.Uint32(b[23:])))
-	return batchHead{base: base, size: length + batch.LogOverhead, last: base + delta}, nil
+func headOf(h batch.Header) batchHead {
+	return batchHead{base: h.BaseOffset, size: int64(h.Size()), last: h.LastOffset()}
 }
 
 // indexBatch updates the in-memory indexes for a batch about to be placed at
@@ -146,33 +134,22 @@ func (s *segment) recover(expectNext int64, lastEpoch int32, cfg LogConfig, onBa
 	s.sinceLast, s.size, s.next = 0, 0, s.base
 	s.maxTimestamp, s.maxTimestampOffset = noTimestamp, s.base
 	s.lastEpoch = -1
-	var buf []byte
 	var lastIndexPos int64
 	pos := int64(0)
-	for pos < res.fileSize {
-		var prefix [batch.LogOverhead]byte
-		if res.fileSize-pos < batch.LogOverhead {
-			res.reason = fmt.Errorf("%w: %d trailing bytes", batch.ErrShort, res.fileSize-pos)
+	r := batch.NewReaderAt(s.log, 0, res.fileSize, 0)
+	for {
+		h, raw, err := r.Next()
+		if err == io.EOF {
 			break
 		}
-		if _, err := s.log.ReadAt(prefix[:], pos); err != nil {
-			return res, err
-		}
-		length := int64(int32(binary.BigEndian.Uint32(prefix[8:])))
-		if length < batch.HeaderSize-batch.LogOverhead || length > res.fileSize-pos-batch.LogOverhead {
-			res.reason = fmt.Errorf("%w: batch length %d at byte %d", batch.ErrShort, length, pos)
+		if errors.Is(err, batch.ErrShort) || errors.Is(err, batch.ErrCorrupt) {
+			res.reason = err
 			break
 		}
-		size := int(length) + batch.LogOverhead
-		if cap(buf) < size {
-			buf = make([]byte, size)
-		}
-		buf = buf[:size]
-		if _, err := s.log.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
-			return res, err
-		}
-		h, err := batch.Check(buf)
 		if err != nil {
+			return res, err
+		}
+		if _, err := batch.Check(raw); err != nil {
 			res.reason = err
 			break
 		}
@@ -201,7 +178,7 @@ func (s *segment) recover(expectNext int64, lastEpoch int32, cfg LogConfig, onBa
 		onBatch(h)
 		lastEpoch = h.PartitionLeaderEpoch
 		s.lastEpoch = lastEpoch
-		pos += int64(size)
+		pos = r.Pos()
 		expectNext = h.NextOffset()
 		s.size, s.next = pos, expectNext
 	}
@@ -360,7 +337,7 @@ func (s *segment) noteAppended(h batch.Header, pos int64) {
 	if len(s.recent) == recentBatches {
 		s.recent = append(s.recent[:0], s.recent[recentBatches/2:]...)
 	}
-	s.recent = append(s.recent, batchPos{pos: pos, batchHead: batchHead{base: h.BaseOffset, size: int64(h.Size()), last: h.LastOffset()}})
+	s.recent = append(s.recent, batchPos{pos: pos, batchHead: headOf(h)})
 }
 
 // forgetFrom drops what recent says about bytes at or past size.
@@ -379,18 +356,20 @@ func (s *segment) findBatch(offset int64) (int64, batchHead, error) {
 		}
 		return s.recent[i].pos, s.recent[i].batchHead, nil
 	}
-	pos := s.index.lookup(offset)
-	for pos < s.size {
-		h, err := readBatchHead(s.log, pos)
+	r := batch.NewReaderAt(s.log, s.index.lookup(offset), s.size, 0)
+	for {
+		pos := r.Pos()
+		h, err := r.NextHeader()
+		if err == io.EOF {
+			return s.size, batchHead{}, nil
+		}
 		if err != nil {
-			return 0, h, err
+			return 0, batchHead{}, fmt.Errorf("storage: read batch header at %d of segment %d: %w", pos, s.base, err)
 		}
-		if h.last >= offset {
-			return pos, h, nil
+		if h.LastOffset() >= offset {
+			return pos, headOf(h), nil
 		}
-		pos += h.size
 	}
-	return s.size, batchHead{}, nil
 }
 
 // rescanMaxTimestamp rescans the batch headers after the last time entry for the greatest max
@@ -398,21 +377,19 @@ func (s *segment) findBatch(offset int64) (int64, batchHead, error) {
 func (s *segment) rescanMaxTimestamp() error {
 	last := s.index.lastTime()
 	s.maxTimestamp, s.maxTimestampOffset = last.timestamp, last.offset
-	pos := s.index.lookup(last.offset)
-	for pos < s.size {
-		var b [batch.HeaderSize]byte
-		if _, err := s.log.ReadAt(b[:], pos); err != nil {
+	r := batch.NewReaderAt(s.log, s.index.lookup(last.offset), s.size, 0)
+	for {
+		h, err := r.NextHeader()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		base := int64(binary.BigEndian.Uint64(b[0:]))
-		size := int64(int32(binary.BigEndian.Uint32(b[8:]))) + batch.LogOverhead
-		last := base + int64(int32(binary.BigEndian.Uint32(b[23:])))
-		if ts := int64(binary.BigEndian.Uint64(b[35:])); ts > s.maxTimestamp {
-			s.maxTimestamp, s.maxTimestampOffset = ts, last
+		if h.MaxTimestamp > s.maxTimestamp {
+			s.maxTimestamp, s.maxTimestampOffset = h.MaxTimestamp, h.LastOffset()
 		}
-		pos += size
 	}
-	return nil
 }
 
 func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

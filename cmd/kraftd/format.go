@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,12 +127,10 @@ func runFormat(c *cli.Context) error {
 	fsys := storage.OSFS{}
 	var todo []string
 	for _, dir := range dirs {
-		_, err := os.Stat(filepath.Join(dir, "meta.properties"))
-		formatted := err == nil
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+		formatted, err := storage.IsFormatted(fsys, dir)
 		switch {
+		case err != nil:
+			return err
 		case formatted && c.Bool("ignore-formatted"):
 			continue
 		case formatted:
@@ -148,39 +144,22 @@ func runFormat(c *cli.Context) error {
 	}
 
 	bootstrap := bootstrapRecords(mv, levels)
-	now := time.Now().UnixMilli()
+	now := time.Now()
 	for _, dir := range todo {
 		isMeta := dir == cfg.MetadataLogDir
+		f := storage.NodeDirFormat{ClusterID: clusterID, NodeID: cfg.NodeID, Bootstrap: bootstrap, Now: now}
 		kind := "data directory"
 		switch {
 		case isMeta && len(voters) > 0:
 			kind = "dynamic metadata voter directory"
+			f.Voters, f.KRaftVersion = votersRecord(voters), kraftVersion
 		case isMeta && c.Bool("no-initial-controllers"):
 			kind = "dynamic metadata directory"
 		case isMeta:
 			kind = "metadata directory"
 		}
 		fmt.Printf("Formatting %s %s with metadata.version %s.\n", kind, dir, controller.MetadataVersionName(mv))
-		if err := fsys.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		file := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Records: bootstrap}, now)
-		if err := storage.WriteFileAtomic(fsys, filepath.Join(dir, "bootstrap.checkpoint"), file); err != nil {
-			return err
-		}
-		dirID := uuid.MustRandom()
-		if isMeta && len(voters) > 0 {
-			for _, v := range voters {
-				if v.id == cfg.NodeID {
-					dirID = v.dirID
-				}
-			}
-			if err := writeBootstrapSnapshot(fsys, dir, voters, kraftVersion, now); err != nil {
-				return err
-			}
-		}
-		mp := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: cfg.NodeID, DirectoryID: dirID}
-		if err := storage.WriteMetaProperties(fsys, filepath.Join(dir, "meta.properties"), mp, time.Now()); err != nil {
+		if err := storage.FormatNodeDir(fsys, dir, f); err != nil {
 			return err
 		}
 	}
@@ -204,27 +183,19 @@ func bootstrapRecords(mv int16, levels map[string]int16) []metadata.Record {
 	return records
 }
 
-// writeBootstrapSnapshot writes the local-only snapshot 0-0 that holds the
-// initial voter set of a dynamic quorum.
-func writeBootstrapSnapshot(fsys storage.FS, dir string, voters []initialVoter, kraftVersion int16, now int64) error {
+// votersRecord is the initial voter set of a dynamic quorum, which format
+// writes into the bootstrap snapshot.
+func votersRecord(voters []initialVoter) *metadata.VotersRecord {
 	set := &metadata.VotersRecord{}
 	for _, v := range voters {
 		set.Voters = append(set.Voters, metadata.VotersRecordVoter{
 			VoterId:             v.id,
-			VoterDirectoryId:    metadata.Uuid(v.dirID),
+			VoterDirectoryId:    v.dirID,
 			Endpoints:           []metadata.VotersRecordEndpoint{{Name: v.listener, Host: v.host, Port: v.port}},
 			KRaftVersionFeature: metadata.VotersRecordKRaftVersionFeature{MinSupportedVersion: 0, MaxSupportedVersion: 1},
 		})
 	}
-	file := metadata.EncodeSnapshotFile(metadata.SnapshotFile{
-		LastContainedLogTimestamp: now,
-		Extra:                     []metadata.ControlValue{&metadata.KRaftVersionRecord{KRaftVersion: kraftVersion}, set},
-	}, now)
-	partition := filepath.Join(dir, "__cluster_metadata-0")
-	if err := fsys.MkdirAll(partition, 0o755); err != nil {
-		return err
-	}
-	return storage.WriteFileAtomic(fsys, filepath.Join(partition, "00000000000000000000-0000000000.checkpoint"), file)
+	return set
 }
 
 // parseInitialControllers reads `id@host:port:directoryId,...`.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,48 +58,26 @@ type dirImage struct {
 	warnings     []string
 }
 
-// loadDirImage reads the directory without locking it or changing a file
-// (storage.OpenLog would recover, and ListSnapshots removes leftovers), so
-// it is safe beside a running node: it may see an unfinished tail, which it
-// reports and stops at. Like Apache's metadata shell it shows every record
+// loadDirImage reads the directory through storage.ListLogFiles, without
+// locking it or changing a file, so it is safe beside a running node: it
+// may see an unfinished tail, which it reports and stops at. Like Apache's metadata shell it shows every record
 // on disk, committed or not.
 func loadDirImage(dir string) (*dirImage, error) {
-	if _, err := os.Stat(filepath.Join(dir, storage.MetadataLogDirName)); err == nil {
-		dir = filepath.Join(dir, storage.MetadataLogDirName)
-	}
-	names, err := os.ReadDir(dir)
+	files, err := storage.ListLogFiles(storage.OSFS{}, dir)
 	if err != nil {
 		return nil, err
 	}
-	v := &dirImage{dir: dir, image: metadata.NewImage()}
-	var segments []int64
-	bestEnd, bestEpoch := int64(-1), int64(-1)
-	for _, e := range names {
-		name := e.Name()
-		if base, ok := strings.CutSuffix(name, ".log"); ok && len(base) == 20 {
-			if off, err := strconv.ParseInt(base, 10, 64); err == nil {
-				segments = append(segments, off)
-			}
-		}
-		if id, ok := strings.CutSuffix(name, ".checkpoint"); ok && len(id) == 31 && id[20] == '-' {
-			end, err1 := strconv.ParseInt(id[:20], 10, 64)
-			epoch, err2 := strconv.ParseInt(id[21:], 10, 32)
-			if err1 == nil && err2 == nil && (end > bestEnd || end == bestEnd && epoch > bestEpoch) {
-				bestEnd, bestEpoch, v.snapshot = end, epoch, name
-			}
-		}
-	}
-	if v.snapshot != "" {
-		if err := v.loadSnapshot(filepath.Join(dir, v.snapshot)); err != nil {
+	v := &dirImage{dir: files.Dir, image: metadata.NewImage()}
+	if files.HasSnapshot {
+		v.snapshot = files.Snapshot.FileName()
+		if err := v.loadSnapshot(files); err != nil {
 			return nil, fmt.Errorf("%s: %w", v.snapshot, err)
 		}
-		v.endOffset = bestEnd
+		v.endOffset = files.Snapshot.EndOffset
 	}
-	slices.Sort(segments)
-	for _, base := range segments {
-		name := fmt.Sprintf("%020d.log", base)
-		if err := v.replaySegment(filepath.Join(dir, name)); err != nil {
-			v.warnings = append(v.warnings, fmt.Sprintf("%s: %v; stopped there", name, err))
+	for _, base := range files.Segments {
+		if err := v.replaySegment(files, base); err != nil {
+			v.warnings = append(v.warnings, fmt.Sprintf("%s: %v; stopped there", storage.SegmentName(base), err))
 			break
 		}
 	}
@@ -110,8 +87,8 @@ func loadDirImage(dir string) (*dirImage, error) {
 	return v, nil
 }
 
-func (v *dirImage) loadSnapshot(path string) error {
-	f, err := os.Open(path)
+func (v *dirImage) loadSnapshot(files *storage.LogFiles) error {
+	f, err := files.OpenSnapshot()
 	if err != nil {
 		return err
 	}
@@ -124,30 +101,27 @@ func (v *dirImage) loadSnapshot(path string) error {
 	return nil
 }
 
+// maxSegmentBatch bounds one batch read from a segment.
+const maxSegmentBatch = batch.LogOverhead + 1<<30
+
 // replaySegment applies the records of one segment at or after endOffset.
-func (v *dirImage) replaySegment(path string) error {
-	f, err := os.Open(path)
+func (v *dirImage) replaySegment(files *storage.LogFiles, base int64) error {
+	f, err := files.OpenSegment(base)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 1<<20)
-	var head [batch.LogOverhead]byte
+	batches := batch.NewReader(bufio.NewReaderSize(f, 1<<20), maxSegmentBatch)
 	for {
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+		_, raw, err := batches.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if errors.Is(err, batch.ErrShort) {
 			return errors.New("partial batch at the end")
 		}
-		length := int64(int32(uint32(head[8])<<24 | uint32(head[9])<<16 | uint32(head[10])<<8 | uint32(head[11])))
-		if length <= 0 || length > 1<<30 {
-			return fmt.Errorf("corrupt batch length %d", length)
-		}
-		raw := make([]byte, batch.LogOverhead+length)
-		copy(raw, head[:])
-		if _, err := io.ReadFull(r, raw[batch.LogOverhead:]); err != nil {
-			return errors.New("partial batch at the end")
+		if err != nil {
+			return err
 		}
 		b, err := batch.Decode(raw)
 		if err != nil {

@@ -54,7 +54,7 @@ func (s *Sim) format(n *simNode) {
 // start opens the node's directory and runs a new incarnation on it.
 func (s *Sim) start(n *simNode) error {
 	n.incarn++
-	disk, err := node.OpenDisk(n.fs, node.DiskConfig{Dir: metaDir, NodeID: n.id, SegmentBytes: s.faults.SegmentBytes}, zerolog.Nop())
+	disk, err := node.OpenDisk(n.fs, node.DiskConfig{Dir: metaDir, NodeID: n.id, SegmentBytes: s.faults.SegmentBytes, IndexBytes: 64 << 10}, zerolog.Nop())
 	if err != nil {
 		return fmt.Errorf("n%d cannot open its directory after a crash: %w", n.id, err)
 	}

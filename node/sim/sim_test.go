@@ -3,6 +3,7 @@ package sim
 import (
 	"flag"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -53,4 +54,26 @@ func TestSimulation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestCheckerCatchesForgottenVote breaks vote durability on purpose (a
+// restarted node forgets whom it voted for) and requires the checker to
+// notice on some seed.
+func TestCheckerCatchesForgottenVote(t *testing.T) {
+	for seed := uint64(0); seed < 400; seed++ {
+		opts := options(seed)
+		opts.ForgetVoteOnRestart = true
+		// Crash-heavy, contested elections make a forgotten vote matter.
+		opts.Tweak = func(f *Faults) {
+			f.Voters = 3 + int(seed%3)
+			f.CrashProb, f.RestartProb = 0.01, 0.05
+			f.DropProb = 0.2
+		}
+		err := Run(opts)
+		if err != nil && (strings.Contains(err.Error(), "vote durability") || strings.Contains(err.Error(), "election safety")) {
+			t.Logf("seed %d caught: %v", seed, strings.SplitN(err.Error(), "\n", 2)[0])
+			return
+		}
+	}
+	t.Fatal("no seed exposed a node that forgets its vote after a crash")
 }

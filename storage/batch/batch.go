@@ -1,9 +1,12 @@
 // Package batch encodes and decodes Kafka RecordBatch v2 (magic 2), the unit
 // of the __cluster_metadata log on disk and in Fetch responses.
 //
-// It is pure: it works on byte slices only, never on files or sockets. Every
-// decoder checks lengths before reading and returns an error, never panics,
-// on short or corrupt input. Compressed batches are recognized and refused
+// It opens no files or sockets: it decodes byte slices, and Reader reads
+// batches one after another from whatever io.Reader or io.ReaderAt its
+// caller hands it (a segment, a snapshot, a fetched slice). Reader is the
+// one place the 12-byte batch prefix is parsed from a stream. Every decoder
+// checks lengths before reading and returns an error, never panics, on
+// short or corrupt input. Compressed batches are recognized and refused
 // (ErrCompressed): Apache's KRaft writes its metadata log uncompressed.
 package batch
 
@@ -112,14 +115,35 @@ type Batch struct {
 // of buf without checking the CRC. It returns ErrShort when buf holds less
 // than the whole batch.
 func ReadHeader(buf []byte) (Header, error) {
-	var h Header
-	if len(buf) < LogOverhead {
-		return h, ErrShort
+	h, err := parseHeader(buf)
+	if err == nil && len(buf) < h.Size() {
+		err = ErrShort
 	}
-	h.BaseOffset = int64(binary.BigEndian.Uint64(buf[offBaseOffset:]))
-	h.Length = int32(binary.BigEndian.Uint32(buf[offLength:]))
-	if h.Length < HeaderSize-LogOverhead {
-		return h, fmt.Errorf("%w: length %d at offset %d is below the header size", ErrCorrupt, h.Length, h.BaseOffset)
+	return h, err
+}
+
+// readPrefix decodes the 12 bytes every batch starts with, base offset and
+// length, and refuses a length too small for the header. It is the only
+// parser of that prefix; ReadHeader and Reader both use it.
+func readPrefix(buf []byte) (base int64, length int32, err error) {
+	if len(buf) < LogOverhead {
+		return 0, 0, ErrShort
+	}
+	base = int64(binary.BigEndian.Uint64(buf[offBaseOffset:]))
+	length = int32(binary.BigEndian.Uint32(buf[offLength:]))
+	if length < HeaderSize-LogOverhead {
+		return base, length, fmt.Errorf("%w: length %d at offset %d is below the header size", ErrCorrupt, length, base)
+	}
+	return base, length, nil
+}
+
+// parseHeader decodes the fixed header at the start of buf, which must hold
+// at least HeaderSize bytes but need not hold the records.
+func parseHeader(buf []byte) (Header, error) {
+	var h Header
+	var err error
+	if h.BaseOffset, h.Length, err = readPrefix(buf); err != nil {
+		return h, err
 	}
 	if len(buf) < HeaderSize {
 		return h, ErrShort
@@ -140,9 +164,6 @@ func ReadHeader(buf []byte) (Header, error) {
 	h.RecordCount = int32(binary.BigEndian.Uint32(buf[offRecordCount:]))
 	if h.LastOffsetDelta < 0 || h.RecordCount < 0 {
 		return h, fmt.Errorf("%w: negative offset delta or record count at offset %d", ErrCorrupt, h.BaseOffset)
-	}
-	if len(buf) < h.Size() {
-		return h, ErrShort
 	}
 	return h, nil
 }

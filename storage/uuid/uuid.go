@@ -6,6 +6,9 @@
 // directory ids avoid every (0,n) with n < 100. Random ids are version-4
 // UUIDs that are none of those and whose text does not start with '-', so
 // they cannot be mistaken for a command-line flag.
+//
+// UUID is kraftd's only Uuid type: metadata.Uuid, the name the generated
+// records use, is an alias of it.
 package uuid
 
 import (

@@ -1,0 +1,159 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+
+	"github.com/kraftd/kraftd/metadata"
+)
+
+// BootstrapCheckpointName is the file `format` writes into every log
+// directory: a snapshot-format file of the bootstrap FeatureLevelRecords.
+const BootstrapCheckpointName = "bootstrap.checkpoint"
+
+var (
+	// ErrNotFormatted means a directory has no meta.properties.
+	ErrNotFormatted = errors.New("storage: directory is not formatted")
+	// ErrFormatted means a directory to format already has meta.properties.
+	ErrFormatted = errors.New("storage: directory is already formatted")
+	// ErrWrongNode means a directory was formatted for another node.id.
+	ErrWrongNode = errors.New("storage: wrong node.id")
+)
+
+// NodeDir is a node's formatted metadata.log.dir, open and locked for this
+// process: its identity, the bootstrap records and initial voter set
+// `format` left in it, the quorum-state, and the metadata log.
+type NodeDir struct {
+	fs     FS
+	dir    string
+	unlock func() error
+
+	// Meta is the directory's meta.properties.
+	Meta MetaProperties
+	// Bootstrap holds bootstrap.checkpoint's records or, for Apache 4.4's
+	// layout that has no such file, the bootstrap snapshot's; nil when
+	// neither has any.
+	Bootstrap []metadata.Record
+	// KRaftVersion is the bootstrap snapshot's kraft.version, 0 without one.
+	KRaftVersion int16
+	// Voters is the bootstrap snapshot's voter set (a dynamic quorum's
+	// initial voters); nil for a static quorum.
+	Voters *metadata.VotersRecord
+	// QuorumState is the quorum-state file, or no leader and no vote
+	// (LeaderID and VotedID -1) when there is none yet.
+	QuorumState QuorumState
+	// Log is the metadata log, __cluster_metadata-0.
+	Log *Log
+}
+
+// OpenNodeDir opens the metadata.log.dir dir for node nodeID: it reads
+// meta.properties, refusing an unformatted directory (ErrNotFormatted) and
+// one formatted for another node (ErrWrongNode), takes the directory lock
+// (ErrLocked when another process holds it), then reads the bootstrap
+// files and quorum-state and opens (recovers) the log.
+func OpenNodeDir(fsys FS, dir string, nodeID int32, cfg LogConfig, logger zerolog.Logger) (*NodeDir, error) {
+	meta, err := ReadMetaProperties(fsys, filepath.Join(dir, MetaPropertiesName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s has no %s", ErrNotFormatted, dir, MetaPropertiesName)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if meta.NodeID != nodeID {
+		return nil, fmt.Errorf("%w: %s was formatted for node %d, not node %d", ErrWrongNode, dir, meta.NodeID, nodeID)
+	}
+	d := &NodeDir{fs: fsys, dir: dir, Meta: meta}
+	if d.unlock, err = LockDir(fsys, dir); err != nil {
+		return nil, err
+	}
+	if err := d.open(cfg, logger); err != nil {
+		if d.Log != nil {
+			d.Log.Close()
+		}
+		d.unlock()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *NodeDir) open(cfg LogConfig, logger zerolog.Logger) error {
+	boot, err := readSnapshotFile(d.fs, filepath.Join(d.dir, BootstrapCheckpointName))
+	if err != nil {
+		return err
+	}
+	if boot != nil {
+		d.Bootstrap = boot.Records
+	}
+	if d.Log, err = OpenLog(d.fs, d.partition(), cfg, logger); err != nil {
+		return err
+	}
+	snap, err := readSnapshotFile(d.fs, filepath.Join(d.partition(), BootstrapSnapshotID.FileName()))
+	if err != nil {
+		return err
+	}
+	if snap != nil {
+		if len(d.Bootstrap) == 0 {
+			// Apache 4.4 writes no bootstrap.checkpoint: the feature
+			// levels travel in the bootstrap snapshot instead.
+			d.Bootstrap = snap.Records
+		}
+		for _, v := range snap.Extra {
+			switch v := v.(type) {
+			case *metadata.KRaftVersionRecord:
+				d.KRaftVersion = v.KRaftVersion
+			case *metadata.VotersRecord:
+				d.Voters = v
+			}
+		}
+	}
+	d.QuorumState, err = ReadQuorumState(d.fs, d.quorumStatePath())
+	if errors.Is(err, fs.ErrNotExist) {
+		d.QuorumState, err = QuorumState{LeaderID: -1, VotedID: -1}, nil
+	}
+	return err
+}
+
+// readSnapshotFile decodes a whole snapshot-format file; nil when absent.
+func readSnapshotFile(fsys FS, path string) (*metadata.SnapshotFile, error) {
+	raw, err := readFile(fsys, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	f, err := metadata.DecodeSnapshotFile(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &f, nil
+}
+
+// Dir is the metadata.log.dir.
+func (d *NodeDir) Dir() string { return d.dir }
+
+func (d *NodeDir) partition() string { return filepath.Join(d.dir, MetadataLogDirName) }
+
+func (d *NodeDir) quorumStatePath() string { return filepath.Join(d.partition(), QuorumStateName) }
+
+// WriteQuorumState replaces quorum-state durably and remembers it.
+func (d *NodeDir) WriteQuorumState(qs QuorumState) error {
+	if err := WriteQuorumState(d.fs, d.quorumStatePath(), qs); err != nil {
+		return err
+	}
+	d.QuorumState = qs
+	return nil
+}
+
+// Close closes the log and releases the directory lock.
+func (d *NodeDir) Close() error {
+	err := d.Log.Close()
+	if uerr := d.unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}
