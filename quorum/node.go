@@ -48,14 +48,10 @@ type Node struct {
 	unacked   map[int32]bool
 	preferred []int32
 
-	// Follower fetching: the request in flight and any snapshot download.
-	fetching uint64
-	snap     *snapshotDownload
+	// snap is the follower's snapshot download, nil when none.
+	snap *snapshotDownload
 
-	inflight  map[uint64]outRequest
-	toPeer    map[peerKey]uint64 // at most one request per (peer, key)
-	retryAt   map[int32]int64
-	nextReqID uint64
+	reqs requestTracker
 
 	// Output accumulated since the last Ready.
 	persisted    HardState // what the shell has written (or was given)
@@ -73,20 +69,6 @@ type Node struct {
 	prevSoft  SoftState
 	prevHW    int64
 	fatal     error
-}
-
-type peerKey struct {
-	peer int32
-	key  int16
-}
-
-type outRequest struct {
-	to      int32
-	key     int16
-	epoch   int32
-	role    Role
-	preVote bool
-	sentAt  int64
 }
 
 type snapshotDownload struct {
@@ -163,7 +145,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{
 		cfg: cfg, id: cfg.NodeID, log: cfg.Log, rand: cfg.Rand,
 		leaderID: -1, votedID: -1, hw: -1, prevHW: -1,
-		inflight: map[uint64]outRequest{}, toPeer: map[peerKey]uint64{}, retryAt: map[int32]int64{},
+		reqs:      newRequestTracker(),
 		persisted: cfg.HardState,
 	}
 	for id := range cfg.Voters {
@@ -256,13 +238,12 @@ func (n *Node) Step(m Message) error {
 	case m.Request != nil:
 		n.stepRequest(m)
 	case m.Response != nil || m.Err != nil:
-		out, ok := n.inflight[m.ReqID]
+		out, ok := n.reqs.take(m.ReqID)
 		if !ok {
 			return nil // a duplicate, or a request already timed out
 		}
-		n.forget(m.ReqID, out)
 		if m.Err != nil {
-			n.handleFailure(m.ReqID, out)
+			n.handleFailure(out)
 		} else {
 			n.stepResponse(m, out)
 		}
@@ -438,14 +419,7 @@ func (n *Node) leaveRole() {
 	}
 	n.granted, n.rejected = nil, nil
 	n.unacked, n.preferred = nil, nil
-	// Requests of the old role no longer block the new role's requests;
-	// their late answers are recognized by role and epoch and dropped.
-	for k := range n.toPeer {
-		if k.key == keyVote || k.key == keyFetch || k.key == keyFetchSnapshot {
-			delete(n.toPeer, k)
-		}
-	}
-	n.fetching = 0
+	n.reqs.leaveRole()
 	n.snap = nil
 	n.hasFetchedFromLeader = false
 }
@@ -1148,7 +1122,7 @@ func (n *Node) stepResponse(m Message, out outRequest) {
 		}
 	case *kmsg.EndQuorumEpochResponse:
 		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			n.retryAt[m.From] = n.now + n.cfg.RetryBackoffMs
+			n.backoff(m.From)
 			return
 		}
 		p := resp.Topics[0].Partitions[0]
@@ -1195,7 +1169,7 @@ func (n *Node) handleVoteResponse(from int32, resp *kmsg.VoteResponse, out outRe
 		return
 	}
 	if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		n.backoff(from)
 		return
 	}
 	p := resp.Topics[0].Partitions[0]
@@ -1221,7 +1195,7 @@ func (n *Node) handleVoteResponse(from int32, resp *kmsg.VoteResponse, out outRe
 
 func (n *Node) handleFetchResponse(from int32, resp *kmsg.FetchResponse, out outRequest) {
 	if resp.ErrorCode != errNone || !fetchResponseTopicOK(resp) {
-		n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		n.backoff(from)
 		return
 	}
 	p := &resp.Topics[0].Partitions[0]
@@ -1301,7 +1275,7 @@ var errStopWalk = errors.New("stop")
 
 func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotResponse, out outRequest) {
 	if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		n.retryAt[from] = n.now + n.cfg.RetryBackoffMs
+		n.backoff(from)
 		return
 	}
 	p := &resp.Topics[0].Partitions[0]
@@ -1349,58 +1323,11 @@ func (n *Node) sentInThisState(out outRequest) bool {
 // role's first request should leave at once.
 func (n *Node) backoffUnlessMoved(peer int32, code int16, out outRequest) {
 	if code != errNone && out.role == n.role && out.epoch == n.epoch {
-		n.retryAt[peer] = n.now + n.cfg.RetryBackoffMs
+		n.backoff(peer)
 	}
-}
-
-// handleFailure reacts to a request that failed or timed out.
-func (n *Node) handleFailure(reqID uint64, out outRequest) {
-	n.retryAt[out.to] = n.now + n.cfg.RetryBackoffMs
 }
 
 // ---- Outbound requests ---------------------------------------------------
-
-func (n *Node) send(to int32, req kmsg.Request, preVote bool) uint64 {
-	n.nextReqID++
-	id := n.nextReqID
-	n.inflight[id] = outRequest{to: to, key: req.Key(), epoch: n.epoch, role: n.role, preVote: preVote, sentAt: n.now}
-	n.toPeer[peerKey{to, req.Key()}] = id
-	n.msgs = append(n.msgs, Message{From: n.id, To: to, ReqID: id, Request: req})
-	return id
-}
-
-func (n *Node) forget(id uint64, out outRequest) {
-	delete(n.inflight, id)
-	if n.toPeer[peerKey{out.to, out.key}] == id {
-		delete(n.toPeer, peerKey{out.to, out.key})
-	}
-	if n.fetching == id {
-		n.fetching = 0
-	}
-}
-
-// canSend reports whether a new request of key may go to peer now.
-func (n *Node) canSend(peer int32, key int16) bool {
-	_, busy := n.toPeer[peerKey{peer, key}]
-	return !busy && n.now >= n.retryAt[peer]
-}
-
-// expireRequests times out requests older than RequestTimeoutMs, in ReqID
-// order so that output stays deterministic.
-func (n *Node) expireRequests() {
-	var expired []uint64
-	for id, out := range n.inflight {
-		if n.now-out.sentAt >= n.cfg.RequestTimeoutMs {
-			expired = append(expired, id)
-		}
-	}
-	slices.Sort(expired)
-	for _, id := range expired {
-		out := n.inflight[id]
-		n.forget(id, out)
-		n.handleFailure(id, out)
-	}
-}
 
 // logSettled reports whether the log end is known without applying pending
 // output; requests that carry the log end wait for it.
@@ -1450,19 +1377,19 @@ func (n *Node) sendVotes() {
 }
 
 func (n *Node) maybeSendFetch(to int32) {
-	if to < 0 || to == n.id || n.fetching != 0 || !n.logSettled() || !n.canSend(to, keyFetch) || !n.canSend(to, keyFetchSnapshot) {
+	if to < 0 || to == n.id || n.reqs.fetching != 0 || !n.logSettled() || !n.canSend(to, keyFetch) || !n.canSend(to, keyFetchSnapshot) {
 		return
 	}
 	if n.snap != nil {
-		n.fetching = n.send(to, n.buildFetchSnapshotRequest(to, n.snap.id, n.snap.pos), false)
+		n.reqs.fetching = n.send(to, n.buildFetchSnapshotRequest(to, n.snap.id, n.snap.pos), false)
 		return
 	}
-	n.fetching = n.send(to, n.buildFetchRequest(to), false)
+	n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
 }
 
 // maybeSendBootstrapFetch asks a random voter, to discover the leader.
 func (n *Node) maybeSendBootstrapFetch() {
-	if n.fetching != 0 || !n.logSettled() {
+	if n.reqs.fetching != 0 || !n.logSettled() {
 		return
 	}
 	var ready []int32
@@ -1475,7 +1402,7 @@ func (n *Node) maybeSendBootstrapFetch() {
 		return
 	}
 	to := ready[n.rand.IntN(len(ready))]
-	n.fetching = n.send(to, n.buildFetchRequest(to), false)
+	n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
 }
 
 func (n *Node) sendBeginQuorum() {
