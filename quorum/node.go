@@ -76,17 +76,6 @@ type snapshotDownload struct {
 	pos int64
 }
 
-// replicaState is the leader's view of one fetching replica.
-type replicaState struct {
-	id                 int32
-	dir                [16]byte
-	voter              bool
-	endOffset          int64 // -1 until it fetched
-	lastFetchMs        int64
-	lastCaughtUpMs     int64
-	lastFetchLeaderLEO int64
-}
-
 type parkedFetch struct {
 	in       Message
 	original *kmsg.FetchResponse
@@ -95,15 +84,11 @@ type parkedFetch struct {
 }
 
 type leaderState struct {
-	epochStartOffset int64
-	hw               int64 // -1 until a record of this epoch is committed
-	replicas         map[int32]*replicaState
-	granting         []int32
-	fetchedVoters    map[int32]bool
-	checkQuorumAt    int64
-	beginQuorumAt    int64
-	lastAppendMs     int64
-	parked           []parkedFetch
+	progress      progressTracker
+	granting      []int32
+	beginQuorumAt int64
+	lastAppendMs  int64
+	parked        []parkedFetch
 }
 
 // observerExpiryMs is how long an observer that stopped fetching is still
@@ -281,7 +266,7 @@ func (n *Node) Propose(records [][]byte) (baseOffset int64, epoch int32, err err
 // Resigned and sends EndQuorumEpoch naming its successors by fetch offset.
 func (n *Node) Resign() {
 	if n.role == RoleLeader {
-		n.becomeResigned(n.successorsByFetchOffset())
+		n.becomeResigned(n.lead.progress.successors())
 		n.poll()
 	}
 }
@@ -398,7 +383,7 @@ func (n *Node) Status() Status {
 
 func (n *Node) softState() SoftState {
 	return SoftState{Role: n.role, LeaderID: n.leaderID, Epoch: n.epoch, VotedID: n.votedID, IsVoter: n.isVoter,
-		EpochCommitted: n.role == RoleLeader && n.lead.hw >= 0}
+		EpochCommitted: n.role == RoleLeader && n.lead.progress.hw >= 0}
 }
 
 // hardState is what quorum-state must hold for the current role. Prospective
@@ -476,20 +461,11 @@ func (n *Node) becomeLeader() {
 	n.leaveRole()
 	n.role, n.leaderID = RoleLeader, n.id
 	n.lead = &leaderState{
-		epochStartOffset: n.endOffset,
-		hw:               -1,
-		replicas:         map[int32]*replicaState{},
-		granting:         granting,
-		fetchedVoters:    map[int32]bool{},
-		checkQuorumAt:    n.now + n.cfg.FetchTimeoutMs*3/2,
-		beginQuorumAt:    n.now,
-		lastAppendMs:     n.now,
+		progress:      newProgressTracker(n.id, n.isVoter, n.voters, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
+		granting:      granting,
+		beginQuorumAt: n.now,
+		lastAppendMs:  n.now,
 	}
-	for _, v := range n.voters {
-		n.lead.replicas[v] = &replicaState{id: v, voter: true, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
-	}
-	self := n.lead.replicas[n.id]
-	self.endOffset = n.log.EndOffset()
 	var records []VoterRecord
 	if n.cfg.KRaftVersion >= 1 {
 		for _, v := range n.voters {
@@ -873,7 +849,7 @@ func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchRe
 			n.updateReplica(fetchReplicaID(req), p.ReplicaDirectoryID, p.FetchOffset)
 		}
 	}
-	resp, rp := n.fetchResponse(req.Version, errNone, n.lead.hw)
+	resp, rp := n.fetchResponse(req.Version, errNone, n.lead.progress.hw)
 	rp.RecordBatches = records
 	rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 	rp.SnapshotID.Epoch, rp.SnapshotID.EndOffset = snapshot.Epoch, snapshot.EndOffset
@@ -945,60 +921,20 @@ func (n *Node) updateReplica(id int32, dir [16]byte, fetchOffset int64) {
 	if id < 0 || id == n.id {
 		return
 	}
-	r := n.lead.replicas[id]
-	if r == nil {
-		r = &replicaState{id: id, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
-		n.lead.replicas[id] = r
-	}
-	r.dir = dir
-	leaderLEO := n.lead.replicas[n.id].endOffset
-	// Caught-up time as in Apache's ReplicaState.updateFollowerState.
-	if fetchOffset >= leaderLEO {
-		r.lastCaughtUpMs = max(r.lastCaughtUpMs, n.now)
-	} else if r.lastFetchLeaderLEO > 0 && fetchOffset >= r.lastFetchLeaderLEO {
-		r.lastCaughtUpMs = max(r.lastCaughtUpMs, r.lastFetchMs)
-	}
-	r.lastFetchLeaderLEO = leaderLEO
-	r.lastFetchMs = n.now
-	r.endOffset = fetchOffset
-	if r.voter {
-		n.updateCheckQuorum(id)
+	if n.lead.progress.fetched(id, dir, fetchOffset, n.now) {
+		n.lead.progress.heardFrom(id, n.now)
 		n.maybeAdvanceHighWatermark()
 	}
 }
 
-// updateCheckQuorum restarts the check-quorum timer once a majority of the
-// voters (the leader counts itself) fetched since the last restart.
-func (n *Node) updateCheckQuorum(voter int32) {
-	if !slices.Contains(n.voters, voter) {
-		return
-	}
-	n.lead.fetchedVoters[voter] = true
-	need := majority(len(n.voters))
-	if n.isVoter {
-		need--
-	}
-	if len(n.lead.fetchedVoters) >= need {
-		clear(n.lead.fetchedVoters)
-		n.lead.checkQuorumAt = n.now + n.cfg.FetchTimeoutMs*3/2
-	}
-}
-
-// maybeAdvanceHighWatermark moves the leader's HW to the largest offset a
-// majority of voters hold, but only once that offset is past the start of
-// this epoch, and never backwards.
+// maybeAdvanceHighWatermark moves the leader's HW as far as a majority of
+// voters holds, and answers the parked fetches when it moves.
 func (n *Node) maybeAdvanceHighWatermark() {
-	offsets := make([]int64, 0, len(n.voters))
-	for _, v := range n.voters {
-		offsets = append(offsets, n.lead.replicas[v].endOffset)
-	}
-	candidate := majorityOffset(offsets)
-	if candidate <= n.lead.epochStartOffset || candidate <= n.lead.hw {
+	if !n.lead.progress.advanceHighWatermark() {
 		return
 	}
-	n.lead.hw = candidate
-	if candidate > n.hw {
-		n.hw = candidate
+	if hw := n.lead.progress.hw; hw > n.hw {
+		n.hw = hw
 	}
 	n.completeParkedFetches(func(parkedFetch) bool { return true })
 }
@@ -1039,7 +975,7 @@ func (n *Node) handleFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSn
 		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errPositionOutOfRange)
 		return resp
 	}
-	n.updateCheckQuorum(req.ReplicaID)
+	n.lead.progress.heardFrom(req.ReplicaID, n.now)
 	resp, rp := n.fetchSnapshotResponse(req.Version, errNone, errNone)
 	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.EndOffset, id.Epoch
 	rp.Size, rp.Position, rp.Bytes = size, p.Position, data
@@ -1058,14 +994,14 @@ func (n *Node) handleDescribeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.Descr
 	} else if n.role != RoleLeader {
 		p.ErrorCode = errNotLeaderOrFollower
 	} else {
-		p.LeaderID, p.LeaderEpoch, p.HighWatermark = n.id, n.epoch, n.lead.hw
-		ids := make([]int32, 0, len(n.lead.replicas))
-		for id := range n.lead.replicas {
+		p.LeaderID, p.LeaderEpoch, p.HighWatermark = n.id, n.epoch, n.lead.progress.hw
+		ids := make([]int32, 0, len(n.lead.progress.replicas))
+		for id := range n.lead.progress.replicas {
 			ids = append(ids, id)
 		}
 		slices.Sort(ids)
 		for _, id := range ids {
-			r := n.lead.replicas[id]
+			r := n.lead.progress.replicas[id]
 			rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
 			rs.ReplicaID, rs.ReplicaDirectoryID, rs.LogEndOffset = r.id, r.dir, r.endOffset
 			rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = r.lastFetchMs, r.lastCaughtUpMs
@@ -1428,9 +1364,9 @@ func (n *Node) sendEndQuorum() {
 // ---- Leader log ----------------------------------------------------------
 
 func (n *Node) tickLeader() {
-	if len(n.voters) > 1 && n.now >= n.lead.checkQuorumAt {
+	if n.lead.progress.quorumLost(n.now) {
 		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts.
-		n.becomeResigned(n.successorsByFetchOffset())
+		n.becomeResigned(n.lead.progress.successors())
 		return
 	}
 	n.expireParkedFetches()
@@ -1440,31 +1376,11 @@ func (n *Node) tickLeader() {
 	// empty log). An idle record ahead of them would be the first data an
 	// Apache follower commits, and its metadata loader stops the process
 	// when it must publish an image without metadata.version.
-	if n.cfg.IdleRecord != nil && n.lead.hw >= 0 && n.now-n.lead.lastAppendMs >= n.cfg.IdleIntervalMs {
+	if n.cfg.IdleRecord != nil && n.lead.progress.hw >= 0 && n.now-n.lead.lastAppendMs >= n.cfg.IdleIntervalMs {
 		if v := n.cfg.IdleRecord(); v != nil {
 			_, _, _ = n.Propose([][]byte{v})
 		}
 	}
-}
-
-func (n *Node) successorsByFetchOffset() []int32 {
-	var out []int32
-	for _, v := range n.voters {
-		if v != n.id {
-			out = append(out, v)
-		}
-	}
-	slices.SortStableFunc(out, func(a, b int32) int {
-		ea, eb := n.lead.replicas[a].endOffset, n.lead.replicas[b].endOffset
-		switch {
-		case ea > eb:
-			return -1
-		case ea < eb:
-			return 1
-		}
-		return 0
-	})
-	return out
 }
 
 // appendBatches queues already-encoded batches after any pending proposals.
@@ -1531,13 +1447,9 @@ func readPending(buf []byte, offset int64, maxBytes int) []byte {
 // leaderDurableTo counts the leader's own log, durable below leo, toward
 // the high watermark.
 func (n *Node) leaderDurableTo(leo int64) {
-	self := n.lead.replicas[n.id]
-	if leo <= self.endOffset {
-		return
+	if n.lead.progress.selfDurable(leo, n.now) {
+		n.maybeAdvanceHighWatermark()
 	}
-	self.endOffset = leo
-	self.lastFetchMs, self.lastCaughtUpMs = n.now, n.now
-	n.maybeAdvanceHighWatermark()
 }
 
 func (n *Node) completeParkedFetches(ready func(parkedFetch) bool) {
