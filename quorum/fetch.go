@@ -9,31 +9,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// handleFetch serves a follower's or observer's Fetch, or parks it until
-// the log grows, the HW moves, or MaxWaitMs passes.
-func (n *Node) handleFetch(m Message, req *kmsg.FetchRequest) {
-	if !n.clusterIDOK(req.ClusterID) {
-		resp := kmsg.NewPtrFetchResponse()
-		resp.Version, resp.ErrorCode = req.Version, errInconsistentClusterID
-		n.respond(m, resp)
-		return
-	}
-	if !fetchTopicOK(req) {
-		resp := kmsg.NewPtrFetchResponse()
-		resp.Version, resp.ErrorCode = req.Version, errInvalidRequest
-		n.respond(m, resp)
-		return
-	}
+// serveFetch answers a follower's or observer's Fetch that passed the
+// common checks (checkFetch), or parks it until the log grows, the HW
+// moves, or MaxWaitMs passes.
+func (n *Node) serveFetch(m Message, req *kmsg.FetchRequest) {
 	p := req.Topics[0].Partitions[0]
-	if req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0 || p.LastFetchedEpoch > p.CurrentLeaderEpoch {
-		resp, _ := n.fetchResponse(req.Version, errInvalidRequest, -1)
-		n.respond(m, resp)
-		return
-	}
 	resp := n.tryCompleteFetch(m, req)
 	rp := &resp.Topics[0].Partitions[0]
 	hwMoved := req.Version >= 18 && p.HighWatermark < rp.HighWatermark
-	if rp.ErrorCode != errNone || len(rp.RecordBatches) > 0 || req.MaxWaitMillis == 0 ||
+	if len(rp.RecordBatches) > 0 || req.MaxWaitMillis == 0 ||
 		rp.DivergingEpoch.Epoch >= 0 || rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0 || hwMoved {
 		n.respond(m, resp)
 		return
@@ -49,13 +33,11 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 }
 
 // tryCompleteFetch validates the fetch position against the leader's log
-// and builds the answer: records, a diverging epoch, or a snapshot id.
+// and builds the answer: records, a diverging epoch, or a snapshot id. The
+// fetch passed checkFetch in this epoch (a parked one when it was parked:
+// parked fetches do not outlive the leadership).
 func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchResponse {
 	p := req.Topics[0].Partitions[0]
-	if code := n.validateLeaderOnly(p.CurrentLeaderEpoch); code != errNone {
-		resp, _ := n.fetchResponse(req.Version, code, -1)
-		return resp
-	}
 	var records []byte
 	diverging := SnapshotID{EndOffset: -1, Epoch: -1}
 	snapshot := SnapshotID{EndOffset: -1, Epoch: -1}

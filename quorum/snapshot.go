@@ -19,28 +19,17 @@ func (n *Node) latestSnapshot() (SnapshotID, bool) {
 	return id, true
 }
 
+// snapshotDownload is where a follower's download of the leader's snapshot
+// stands: the next chunk starts at pos.
 type snapshotDownload struct {
 	id  SnapshotID
 	pos int64
 }
 
-func (n *Node) handleFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
-	if !n.clusterIDOK(req.ClusterID) {
-		resp, _ := n.fetchSnapshotResponse(req.Version, errInconsistentClusterID, errNone)
-		resp.Topics = nil
-		return resp
-	}
-	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
-		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
-		resp, _ := n.fetchSnapshotResponse(req.Version, errInvalidRequest, errNone)
-		resp.Topics = nil
-		return resp
-	}
+// serveFetchSnapshot answers a FetchSnapshot that passed the common checks
+// (checkFetchSnapshot) with a chunk of the latest snapshot.
+func (n *Node) serveFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
 	p := req.Topics[0].Partitions[0]
-	if code := n.validateLeaderOnly(p.CurrentLeaderEpoch); code != errNone {
-		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, code)
-		return resp
-	}
 	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
 	latest, ok := n.latestSnapshot()
 	if !ok || latest != id {
@@ -67,21 +56,13 @@ func (n *Node) handleFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSn
 	return resp
 }
 
-func (n *Node) handleFetchSnapshotResponse(from int32, resp *kmsg.FetchSnapshotResponse, out outRequest) {
-	if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		n.backoff(from)
-		return
-	}
+// takeSnapshotChunk is a follower's step for its leader's FetchSnapshot
+// answer (past the common rules): the next chunk of the download, handed to
+// the shell in SnapshotChunk; a chunk out of place ends the download, and
+// the next Fetch starts over.
+func (n *Node) takeSnapshotChunk(from int32, resp *kmsg.FetchSnapshotResponse) {
 	p := &resp.Topics[0].Partitions[0]
-	current := n.sentInThisState(out)
-	if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
-		if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
-			n.snap = nil // start over with a Fetch, which names the current snapshot
-		}
-		n.backoffUnlessMoved(from, p.ErrorCode, out)
-		return
-	}
-	if !current || n.role != RoleFollower || from != n.leaderID || n.snap == nil {
+	if from != n.leaderID || n.snap == nil {
 		return
 	}
 	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
