@@ -1,3 +1,7 @@
+// node.go owns the Node type and its public inputs and outputs: New, Tick,
+// Step, Propose, Resign, Ready, Advance and Status. Everything they do by
+// role is in the role table (roles.go) and the step_*.go files.
+
 package quorum
 
 import (
@@ -24,7 +28,7 @@ type Node struct {
 	votedID  int32 // -1 when none
 	votedDir [16]byte
 	// hw is the local high watermark: monotonic, -1 until known. It is what
-	// the shell may apply up to. A leader's protocol HW lives in lead.hw.
+	// the shell may apply up to. A leader's protocol HW lives in lead.progress.hw.
 	hw int64
 
 	// electionDeadline drives Unattached, Prospective, Candidate and Resigned.
@@ -37,6 +41,7 @@ type Node struct {
 	granted  map[int32]bool
 	rejected map[int32]bool
 
+	// lead is the leader's state, nil in every other role.
 	lead *leaderState
 
 	// Resigned: voters that have not acknowledged EndQuorumEpoch yet, and the
@@ -47,6 +52,7 @@ type Node struct {
 	// snap is the follower's snapshot download, nil when none.
 	snap *snapshotDownload
 
+	// reqs are the node's own requests in flight.
 	reqs requestTracker
 
 	// Output accumulated since the last Ready.
@@ -67,11 +73,13 @@ type Node struct {
 	fatal     error
 }
 
+// leaderState is what a leader keeps for its epoch; it is dropped when the
+// leadership ends.
 type leaderState struct {
 	progress      progressTracker
-	granting      []int32
-	beginQuorumAt int64
-	lastAppendMs  int64
+	granting      []int32 // the voters that elected it, for LeaderChange
+	beginQuorumAt int64   // when BeginQuorumEpoch goes out again
+	lastAppendMs  int64   // for the idle record
 	parked        []parkedFetch
 }
 
