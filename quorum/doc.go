@@ -92,4 +92,20 @@
 // IdleIntervalMs. The high watermark is the largest offset
 // a majority of voters hold, and moves only once it passes the leader's
 // epoch start offset.
+//
+// # Reading the code
+//
+// As in etcd-io/raft, every input first meets the rules common to all
+// roles, then the current role's own step. epoch.go holds the common
+// rules: cluster id and partition checks, epoch comparison, leader
+// discovery, and matching an answer to the role and epoch its request was
+// sent in. roles.go holds the role table (each role's step, tick, poll and
+// vote rule) and the becomeX transitions; the roles themselves are in
+// step_leader.go, step_nominee.go (Prospective and Candidate),
+// step_follower.go (voters and observers) and step_unattached.go
+// (Unattached and Resigned). The leader's per-replica progress, high
+// watermark and check-quorum live in progress.go; the node's requests in
+// flight in requests.go; Fetch serving in fetch.go; snapshots in
+// snapshot.go; DescribeQuorum in describe_quorum.go; the pending log end
+// in log.go; wire formats in wire.go and control.go.
 package quorum

@@ -1,3 +1,6 @@
+// majority.go owns the majority math: quorum size and the offset a
+// majority of voters has reached.
+
 package quorum
 
 import "slices"

@@ -1,3 +1,6 @@
+// types.go owns the package's public types: the Log interface, HardState,
+// SoftState, Role, Message, Ready, Config and the sentinel errors.
+
 package quorum
 
 import (

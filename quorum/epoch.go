@@ -1,0 +1,387 @@
+// epoch.go owns the common rules every message goes through before its
+// role sees it: cluster id and partition checks, epoch comparison, leader
+// discovery (Apache's maybeTransition and maybeHandleCommonResponse), and
+// matching an answer to the role and epoch its request was sent in.
+
+package quorum
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// stepRequest answers a peer's request. Each handler applies the common
+// checks and epoch rules, then passes what is left to the role: the vote
+// decision to rules().grantVote, the rest to rules().step.
+func (n *Node) stepRequest(m Message) {
+	switch req := m.Request.(type) {
+	case *kmsg.VoteRequest:
+		n.respond(m, n.handleVote(req))
+	case *kmsg.BeginQuorumEpochRequest:
+		n.respond(m, n.handleBeginQuorum(req))
+	case *kmsg.EndQuorumEpochRequest:
+		n.respond(m, n.handleEndQuorum(m, req))
+	case *kmsg.FetchRequest:
+		if resp := n.checkFetch(req); resp != nil {
+			n.respond(m, resp)
+			return
+		}
+		n.rules().step(n, m, outRequest{})
+	case *kmsg.FetchSnapshotRequest:
+		if resp := n.checkFetchSnapshot(req); resp != nil {
+			n.respond(m, resp)
+			return
+		}
+		n.rules().step(n, m, outRequest{})
+	case *kmsg.DescribeQuorumRequest:
+		switch {
+		case len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+			!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition):
+			resp, _ := describeQuorumResponse(req.Version, errUnknownTopicOrPart)
+			n.respond(m, resp)
+		case n.role != RoleLeader:
+			resp, _ := describeQuorumResponse(req.Version, errNotLeaderOrFollower)
+			n.respond(m, resp)
+		default:
+			n.rules().step(n, m, outRequest{})
+		}
+	}
+}
+
+func (n *Node) respond(in Message, resp kmsg.Response) {
+	n.msgs = append(n.msgs, Message{From: n.id, To: in.From, ReqID: in.ReqID, Response: resp})
+}
+
+// handleVote follows KafkaRaftClient.handleVoteRequest and the states'
+// canGrantVote.
+func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		r := n.buildVoteResponse(req.Version, errNone, false)
+		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+		return r
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		r := n.buildVoteResponse(req.Version, errNone, false)
+		r.ErrorCode, r.Topics = errInvalidRequest, nil
+		return r
+	}
+	p := req.Topics[0].Partitions[0]
+	preVote := req.Version >= 2 && p.PreVote
+	// A standard candidate bumped its epoch past anything in its log; a
+	// prospective one did not.
+	illegalEpoch := p.LastOffsetEpoch >= p.CandidateEpoch
+	if preVote {
+		illegalEpoch = p.LastOffsetEpoch > p.CandidateEpoch
+	}
+	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || illegalEpoch {
+		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
+	}
+	if p.CandidateEpoch < n.epoch {
+		return n.buildVoteResponse(req.Version, errFencedLeaderEpoch, false)
+	}
+	if p.CandidateID < 0 {
+		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
+	}
+	if p.CandidateEpoch > n.epoch {
+		n.becomeUnattached(p.CandidateEpoch, -1)
+	}
+	if req.Version >= 1 && req.VoterID >= 0 &&
+		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
+		return n.buildVoteResponse(req.Version, errInvalidVoterKey, false)
+	}
+	ask := voteAsk{
+		candidate: p.CandidateID,
+		upToDate:  compareOffsetEpoch(p.LastOffset, p.LastOffsetEpoch, n.endOffset, n.lastEpoch) >= 0,
+		preVote:   preVote,
+	}
+	if req.Version >= 1 {
+		ask.dir = p.CandidateDirectoryID
+	}
+	return n.buildVoteResponse(req.Version, errNone, n.rules().grantVote(n, ask))
+}
+
+// voteAsk is a Vote request that passed the common checks, as the role's
+// grantVote sees it.
+type voteAsk struct {
+	candidate int32
+	dir       [16]byte // the candidate's directory id (zero before v1)
+	upToDate  bool     // the candidate's log is at least as long as ours
+	preVote   bool
+}
+
+// compareOffsetEpoch orders log ends by epoch, then offset.
+func compareOffsetEpoch(offA int64, epochA int32, offB int64, epochB int32) int {
+	switch {
+	case epochA != epochB:
+		if epochA < epochB {
+			return -1
+		}
+		return 1
+	case offA < offB:
+		return -1
+	case offA > offB:
+		return 1
+	}
+	return 0
+}
+
+func (n *Node) handleBeginQuorum(req *kmsg.BeginQuorumEpochRequest) *kmsg.BeginQuorumEpochResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		r := n.buildBeginQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+		return r
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		r := n.buildBeginQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInvalidRequest, nil
+		return r
+	}
+	p := req.Topics[0].Partitions[0]
+	if code := n.validateVoterOnly(p.LeaderID, p.LeaderEpoch); code != errNone {
+		return n.buildBeginQuorumResponse(req.Version, code)
+	}
+	n.maybeTransition(p.LeaderID, p.LeaderEpoch)
+	if req.Version >= 1 && req.VoterID >= 0 &&
+		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
+		return n.buildBeginQuorumResponse(req.Version, errInvalidVoterKey)
+	}
+	return n.buildBeginQuorumResponse(req.Version, errNone)
+}
+
+func (n *Node) validateVoterOnly(remote, epoch int32) int16 {
+	switch {
+	case epoch < n.epoch:
+		return errFencedLeaderEpoch
+	case remote < 0:
+		return errInvalidRequest
+	}
+	return errNone
+}
+
+func (n *Node) validateLeaderOnly(epoch int32) int16 {
+	switch {
+	case epoch < n.epoch:
+		return errFencedLeaderEpoch
+	case epoch > n.epoch:
+		return errUnknownLeaderEpoch
+	case n.role != RoleLeader:
+		return errNotLeaderOrFollower
+	}
+	return errNone
+}
+
+// handleEndQuorum takes a resigning leader's notice; a follower of it acts
+// on it in its step.
+func (n *Node) handleEndQuorum(m Message, req *kmsg.EndQuorumEpochRequest) *kmsg.EndQuorumEpochResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		r := n.buildEndQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+		return r
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		r := n.buildEndQuorumResponse(req.Version, errNone)
+		r.ErrorCode, r.Topics = errInvalidRequest, nil
+		return r
+	}
+	p := req.Topics[0].Partitions[0]
+	if code := n.validateVoterOnly(p.LeaderID, p.LeaderEpoch); code != errNone {
+		return n.buildEndQuorumResponse(req.Version, code)
+	}
+	n.maybeTransition(p.LeaderID, p.LeaderEpoch)
+	n.rules().step(n, m, outRequest{})
+	return n.buildEndQuorumResponse(req.Version, errNone)
+}
+
+// checkFetch applies the common checks to a Fetch: cluster id, partition,
+// the fields, and the leader-only rule. It returns the error answer, or nil
+// when the leader's step should serve the fetch.
+func (n *Node) checkFetch(req *kmsg.FetchRequest) *kmsg.FetchResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version, resp.ErrorCode = req.Version, errInconsistentClusterID
+		return resp
+	}
+	if !fetchTopicOK(req) {
+		resp := kmsg.NewPtrFetchResponse()
+		resp.Version, resp.ErrorCode = req.Version, errInvalidRequest
+		return resp
+	}
+	p := req.Topics[0].Partitions[0]
+	if req.MaxWaitMillis < 0 || p.FetchOffset < 0 || p.LastFetchedEpoch < 0 || p.LastFetchedEpoch > p.CurrentLeaderEpoch {
+		resp, _ := n.fetchResponse(req.Version, errInvalidRequest, -1)
+		return resp
+	}
+	if code := n.validateLeaderOnly(p.CurrentLeaderEpoch); code != errNone {
+		resp, _ := n.fetchResponse(req.Version, code, -1)
+		return resp
+	}
+	return nil
+}
+
+// checkFetchSnapshot is checkFetch for FetchSnapshot.
+func (n *Node) checkFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
+	if !n.clusterIDOK(req.ClusterID) {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errInconsistentClusterID, errNone)
+		resp.Topics = nil
+		return resp
+	}
+	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
+		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errInvalidRequest, errNone)
+		resp.Topics = nil
+		return resp
+	}
+	if code := n.validateLeaderOnly(req.Topics[0].Partitions[0].CurrentLeaderEpoch); code != errNone {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, code)
+		return resp
+	}
+	return nil
+}
+
+// stepResponse takes the answer to one of the node's requests: the common
+// rules first, then the role's step if the answer still concerns it.
+func (n *Node) stepResponse(m Message, out outRequest) {
+	if n.commonResponse(m, out) {
+		n.rules().step(n, m, out)
+	}
+}
+
+// commonResponse applies what every answer goes through: an error answer
+// backs the peer off, and the leader and epoch it carries may move the node
+// (handleCommonResponse). It reports whether the role should see the answer:
+// only when it answers a request sent in the role and epoch the node is in.
+func (n *Node) commonResponse(m Message, out outRequest) bool {
+	switch resp := m.Response.(type) {
+	case *kmsg.VoteResponse:
+		if resp.ErrorCode == errUnsupportedVersion && out.preVote && n.sentInThisState(out) {
+			// The peer cannot take a pre-vote: as Apache does, stand in a
+			// standard election instead.
+			n.becomeCandidate()
+			return false
+		}
+		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			n.backoff(m.From)
+			return false
+		}
+		p := resp.Topics[0].Partitions[0]
+		// VoteResponse does not say whether it answers a pre-vote: match it
+		// to the role and epoch we asked in.
+		return !n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
+	case *kmsg.BeginQuorumEpochResponse:
+		if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
+			p := resp.Topics[0].Partitions[0]
+			n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch)
+		}
+		return false
+	case *kmsg.EndQuorumEpochResponse:
+		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			n.backoff(m.From)
+			return false
+		}
+		p := resp.Topics[0].Partitions[0]
+		return !n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
+	case *kmsg.FetchResponse:
+		if resp.ErrorCode != errNone || !fetchResponseTopicOK(resp) {
+			n.backoff(m.From)
+			return false
+		}
+		p := &resp.Topics[0].Partitions[0]
+		current := n.sentInThisState(out)
+		if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
+			n.backoffUnlessMoved(m.From, p.ErrorCode, out)
+			return false
+		}
+		return current
+	case *kmsg.FetchSnapshotResponse:
+		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			n.backoff(m.From)
+			return false
+		}
+		p := &resp.Topics[0].Partitions[0]
+		current := n.sentInThisState(out)
+		if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
+			if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
+				n.snap = nil // start over with a Fetch, which names the current snapshot
+			}
+			n.backoffUnlessMoved(m.From, p.ErrorCode, out)
+			return false
+		}
+		return current
+	}
+	return false
+}
+
+// handleCommonResponse applies the leader and epoch carried by a response
+// (Apache's maybeHandleCommonResponse). It returns true when the response
+// needs no further handling; false only for an answer without error.
+func (n *Node) handleCommonResponse(code int16, leader, epoch int32) bool {
+	if epoch == n.epoch && leader >= 0 && n.leaderID >= 0 && leader != n.leaderID {
+		n.fatal = fmt.Errorf("%w: epoch %d has leaders %d and %d (node %d)", ErrInconsistentLeader, epoch, n.leaderID, leader, n.id)
+		return true
+	}
+	switch {
+	case epoch < n.epoch || code == errUnknownLeaderEpoch:
+		return true
+	case epoch > n.epoch || code == errFencedLeaderEpoch || code == errNotLeaderOrFollower:
+		n.maybeTransition(leader, epoch)
+		return true
+	case epoch == n.epoch && leader >= 0 && n.leaderID < 0 && leader != n.id:
+		n.becomeFollower(epoch, leader)
+		return code != errNone
+	case code != errNone:
+		return true
+	}
+	return false
+}
+
+// maybeTransition applies the leader and epoch a peer reported, as
+// Apache's KafkaRaftClient.maybeTransition does.
+func (n *Node) maybeTransition(leader, epoch int32) {
+	if epoch == n.epoch && leader >= 0 && n.leaderID >= 0 && leader != n.leaderID {
+		n.fatal = fmt.Errorf("%w: epoch %d has leaders %d and %d (node %d)", ErrInconsistentLeader, epoch, n.leaderID, leader, n.id)
+		return
+	}
+	switch {
+	case epoch > n.epoch:
+		if leader >= 0 && leader != n.id {
+			n.becomeFollower(epoch, leader)
+		} else {
+			n.becomeUnattached(epoch, -1)
+		}
+	case epoch == n.epoch && leader >= 0 && n.leaderID < 0 && leader != n.id:
+		n.becomeFollower(epoch, leader)
+	}
+}
+
+// sentInThisState reports whether out was sent in the role and epoch the
+// node is in now. Only such an answer describes the log as it stands: a
+// Fetch sent before the node last changed state asked from a position it
+// may since have truncated or moved past (Apache forgets every request in
+// flight on a state change). It must be asked before the answer's own
+// leader and epoch are applied, because the answer that tells an
+// Unattached node or an observer who leads may carry records for it.
+func (n *Node) sentInThisState(out outRequest) bool {
+	return out.role == n.role && out.epoch == n.epoch
+}
+
+// backoffUnlessMoved delays the next request to peer after an error answer,
+// unless the answer moved this node to a new role or epoch: then the new
+// role's first request should leave at once.
+func (n *Node) backoffUnlessMoved(peer int32, code int16, out outRequest) {
+	if code != errNone && out.role == n.role && out.epoch == n.epoch {
+		n.backoff(peer)
+	}
+}
+
+// messageBody is the request or response m carries, for the role steps'
+// type switches.
+func messageBody(m Message) any {
+	if m.Request != nil {
+		return m.Request
+	}
+	return m.Response
+}

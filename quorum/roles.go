@@ -1,0 +1,171 @@
+// roles.go owns the role table (what each role does on a tick, a poll and
+// a message past the common rules) and the becomeX transitions between roles.
+
+package quorum
+
+import (
+	"slices"
+)
+
+// roleRules is what one role does differently from the others. The node
+// looks its role's rules up on every input (rules), so the role field alone
+// says what runs; etcd-io/raft swaps its step and tick functions in each
+// becomeX to the same effect. Roles that behave alike share a function:
+// stepNominee serves Prospective and Candidate, stepUnattached serves
+// Unattached and Resigned.
+type roleRules struct {
+	// step takes what the common rules (epoch.go) pass on: a request only
+	// this role acts on, or an answer to a request sent in this role and
+	// epoch.
+	step func(n *Node, m Message, out outRequest)
+	// tick fires the role's timers.
+	tick func(n *Node)
+	// poll sends whatever the role owes its peers.
+	poll func(n *Node)
+	// grantVote decides a Vote request that passed the common checks (as
+	// Apache's EpochState.canGrantVote); it may record the vote.
+	grantVote func(n *Node, v voteAsk) bool
+	// electionTimer says electionDeadline drives the role; moving from it
+	// to Unattached keeps the running timer.
+	electionTimer bool
+}
+
+var roleTable [RoleResigned + 1]roleRules
+
+func init() {
+	roleTable = [...]roleRules{
+		RoleUnattached:  {step: stepUnattached, tick: tickUnattached, poll: pollUnattached, grantVote: grantAsUnattached, electionTimer: true},
+		RoleProspective: {step: stepNominee, tick: tickProspective, poll: pollNominee, grantVote: grantAsUnattached, electionTimer: true},
+		RoleCandidate:   {step: stepNominee, tick: tickCandidate, poll: pollNominee, grantVote: grantPreVoteOnly, electionTimer: true},
+		RoleLeader:      {step: stepLeader, tick: tickLeader, poll: pollLeader, grantVote: grantNever},
+		RoleFollower:    {step: stepFollower, tick: tickFollower, poll: pollFollower, grantVote: grantAsFollower},
+		RoleResigned:    {step: stepUnattached, tick: tickResigned, poll: pollResigned, grantVote: grantPreVoteOnly, electionTimer: true},
+	}
+}
+
+// rules are the current role's.
+func (n *Node) rules() *roleRules { return &roleTable[n.role] }
+
+// poll sends whatever the current role owes its peers.
+func (n *Node) poll() {
+	if n.fatal != nil {
+		return
+	}
+	n.rules().poll(n)
+}
+
+// leaveRole drops per-role state before any transition.
+func (n *Node) leaveRole() {
+	if n.lead != nil {
+		n.failParkedFetches()
+		n.lead = nil
+		n.proposals = nil // a leader's unflushed proposals die with it
+		n.reloadLogEndWithPending()
+	}
+	n.granted, n.rejected = nil, nil
+	n.unacked, n.preferred = nil, nil
+	n.reqs.leaveRole()
+	n.snap = nil
+	n.hasFetchedFromLeader = false
+}
+
+// becomeUnattached moves to epoch with no leader known (or leader known but
+// unreachable). A vote is kept only within the same epoch.
+func (n *Node) becomeUnattached(epoch int32, leader int32) {
+	// A lost pre-vote restarts the timer: the node waits a full timeout
+	// before it stands again.
+	keepTimer := n.rules().electionTimer && !(n.role == RoleProspective && n.electionLost())
+	if epoch != n.epoch {
+		n.votedID, n.votedDir = -1, [16]byte{}
+	}
+	n.leaveRole()
+	n.role, n.epoch, n.leaderID = RoleUnattached, epoch, leader
+	if !keepTimer || n.electionDeadline == 0 {
+		n.electionDeadline = n.randomElectionDeadline()
+	}
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+}
+
+// becomeProspective starts a pre-vote (KIP-996): no epoch bump, nothing
+// persisted.
+func (n *Node) becomeProspective() {
+	leader := n.leaderID
+	n.leaveRole()
+	n.role, n.leaderID = RoleProspective, leader
+	n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
+	n.electionDeadline = n.randomElectionDeadline()
+	n.maybeWinElection()
+}
+
+// becomeCandidate bumps the epoch and votes for itself; the HardState with
+// the vote leaves in the same Ready as, and is written before, the requests.
+func (n *Node) becomeCandidate() {
+	n.leaveRole()
+	n.role, n.epoch, n.leaderID = RoleCandidate, n.epoch+1, -1
+	n.votedID, n.votedDir = n.id, n.cfg.DirectoryID
+	n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
+	n.electionDeadline = n.randomElectionDeadline()
+	n.maybeWinElection()
+}
+
+// becomeLeader takes over the epoch: the HW is forgotten until a record of
+// this epoch commits, the start-of-epoch control batch is appended and
+// BeginQuorumEpoch goes to every other voter at once.
+func (n *Node) becomeLeader() {
+	granting := make([]int32, 0, len(n.granted))
+	for id, ok := range n.granted {
+		if ok {
+			granting = append(granting, id)
+		}
+	}
+	slices.Sort(granting)
+	n.leaveRole()
+	n.role, n.leaderID = RoleLeader, n.id
+	n.lead = &leaderState{
+		progress:      newProgressTracker(n.id, n.isVoter, n.voters, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
+		granting:      granting,
+		beginQuorumAt: n.now,
+		lastAppendMs:  n.now,
+	}
+	var records []VoterRecord
+	if n.cfg.KRaftVersion >= 1 {
+		for _, v := range n.voters {
+			records = append(records, VoterRecord{ID: v, Endpoints: n.cfg.Voters[v], MinKRaft: 0, MaxKRaft: 1})
+		}
+	}
+	b := startOfEpochBatch(n.endOffset, n.epoch, n.now, n.id, n.voters, granting, n.cfg.KRaftVersion, records)
+	n.appendBatches(b)
+}
+
+// becomeFollower follows leader in epoch; a vote is kept within the epoch.
+func (n *Node) becomeFollower(epoch, leader int32) {
+	if epoch != n.epoch {
+		n.votedID, n.votedDir = -1, [16]byte{}
+	}
+	n.leaveRole()
+	n.role, n.epoch, n.leaderID = RoleFollower, epoch, leader
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+}
+
+// becomeResigned leaves leadership without persisting anything: the node
+// answers as a non-leader, sends EndQuorumEpoch and, after an election
+// timeout, moves to Unattached in the next epoch.
+func (n *Node) becomeResigned(successors []int32) {
+	n.leaveRole()
+	n.role, n.leaderID = RoleResigned, n.id
+	n.preferred = successors
+	n.unacked = map[int32]bool{}
+	for _, v := range n.voters {
+		if v != n.id {
+			n.unacked[v] = true
+		}
+	}
+	n.electionDeadline = n.randomElectionDeadline()
+}
+
+// randomElectionDeadline draws the timeout in [T, 2T) like Apache's
+// QuorumState.randomElectionTimeoutMs.
+func (n *Node) randomElectionDeadline() int64 {
+	t := n.cfg.ElectionTimeoutMs
+	return n.now + t + n.rand.Int64N(t)
+}

@@ -1,0 +1,83 @@
+// snapshot.go owns snapshots on the wire: the leader serving FetchSnapshot
+// chunks, and a follower downloading the snapshot its leader named.
+
+package quorum
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// latestSnapshot is the newest snapshot the leader may serve: never the
+// bootstrap snapshot 0-0, which holds only this node's formatting.
+func (n *Node) latestSnapshot() (SnapshotID, bool) {
+	id, ok := n.log.LatestSnapshot()
+	if !ok || id == (SnapshotID{}) {
+		return SnapshotID{}, false
+	}
+	return id, true
+}
+
+// snapshotDownload is where a follower's download of the leader's snapshot
+// stands: the next chunk starts at pos.
+type snapshotDownload struct {
+	id  SnapshotID
+	pos int64
+}
+
+// serveFetchSnapshot answers a FetchSnapshot that passed the common checks
+// (checkFetchSnapshot) with a chunk of the latest snapshot.
+func (n *Node) serveFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
+	p := req.Topics[0].Partitions[0]
+	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+	latest, ok := n.latestSnapshot()
+	if !ok || latest != id {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
+		return resp
+	}
+	maxBytes := n.cfg.MaxFetchBytes
+	if req.MaxBytes > 0 {
+		maxBytes = min(maxBytes, int(req.MaxBytes))
+	}
+	data, size, err := n.log.ReadSnapshot(id, p.Position, maxBytes)
+	if err != nil {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
+		return resp
+	}
+	if p.Position < 0 || p.Position >= size {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errPositionOutOfRange)
+		return resp
+	}
+	n.lead.progress.heardFrom(req.ReplicaID, n.now)
+	resp, rp := n.fetchSnapshotResponse(req.Version, errNone, errNone)
+	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.EndOffset, id.Epoch
+	rp.Size, rp.Position, rp.Bytes = size, p.Position, data
+	return resp
+}
+
+// takeSnapshotChunk is a follower's step for its leader's FetchSnapshot
+// answer (past the common rules): the next chunk of the download, handed to
+// the shell in SnapshotChunk; a chunk out of place ends the download, and
+// the next Fetch starts over.
+func (n *Node) takeSnapshotChunk(from int32, resp *kmsg.FetchSnapshotResponse) {
+	p := &resp.Topics[0].Partitions[0]
+	if from != n.leaderID || n.snap == nil {
+		return
+	}
+	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+	if id != n.snap.id || p.Position != n.snap.pos || p.Size <= 0 {
+		n.snap = nil
+		return
+	}
+	chunk := &SnapshotChunk{ID: id, Position: p.Position, Data: slices.Clone(p.Bytes)}
+	n.snap.pos += int64(len(p.Bytes))
+	if n.snap.pos >= p.Size {
+		chunk.Done = true
+		// Installing the snapshot replaces the whole log.
+		n.endOffset, n.lastEpoch = id.EndOffset, id.Epoch
+	}
+	n.snapChunk = chunk
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.hasFetchedFromLeader = true
+}

@@ -1,0 +1,145 @@
+// step_follower.go owns Follower (a voter or an observer with a known
+// leader): fetching from the leader, taking its records and high watermark,
+// leader discovery by fetching from a random voter, and the backoff an
+// EndQuorumEpoch asks for.
+
+package quorum
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// stepFollower takes what a follower acts on past the common rules: its
+// leader's EndQuorumEpoch, and its leader's Fetch and FetchSnapshot answers.
+func stepFollower(n *Node, m Message, out outRequest) {
+	switch body := messageBody(m).(type) {
+	case *kmsg.EndQuorumEpochRequest:
+		p := body.Topics[0].Partitions[0]
+		if n.leaderID != p.LeaderID {
+			return
+		}
+		candidates := p.PreferredSuccessors
+		if body.Version >= 1 {
+			candidates = nil
+			for _, c := range p.PreferredCandidates {
+				candidates = append(candidates, c.CandidateID)
+			}
+		}
+		n.fetchDeadline = n.now + n.endEpochBackoff(candidates)
+	case *kmsg.FetchResponse:
+		n.takeFetch(m.From, body)
+	case *kmsg.FetchSnapshotResponse:
+		n.takeSnapshotChunk(m.From, body)
+	}
+}
+
+// tickFollower starts a pre-vote when a voter has not heard from its
+// leader within the fetch timeout.
+func tickFollower(n *Node) {
+	if n.now >= n.fetchDeadline && n.isVoter {
+		n.becomeProspective()
+	}
+}
+
+// pollFollower fetches from the leader. An observer that lost touch with it
+// falls back to asking a random voter, to find the leader again.
+func pollFollower(n *Node) {
+	if n.isVoter || n.now < n.fetchDeadline {
+		n.maybeSendFetch(n.leaderID)
+	} else {
+		n.maybeSendBootstrapFetch()
+	}
+}
+
+// grantAsFollower grants only pre-votes, and only once the leader has gone
+// quiet: a follower still hearing from its leader refuses, so a partitioned
+// node cannot disrupt a healthy quorum.
+func grantAsFollower(n *Node, v voteAsk) bool {
+	return v.preVote && !n.hasFetchedFromLeader && v.upToDate
+}
+
+// endEpochBackoff is Apache's strict exponential backoff by position in the
+// resigning leader's preferred list: the first candidate runs at once.
+func (n *Node) endEpochBackoff(candidates []int32) int64 {
+	pos := slices.Index(candidates, n.id)
+	if pos < 0 {
+		pos = len(candidates)
+	}
+	maxMs := n.cfg.ElectionBackoffMaxMs
+	if pos == 0 {
+		return 0
+	}
+	if pos >= len(candidates) {
+		return maxMs
+	}
+	base := maxMs >> (len(candidates) - 1)
+	return min(maxMs, base<<(pos-1))
+}
+
+// takeFetch is a follower's step for a Fetch answer (past the common
+// rules): truncate to a diverging epoch, start a snapshot download, or
+// append the records and take the high watermark.
+func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
+	p := &resp.Topics[0].Partitions[0]
+	if from != n.leaderID || n.snap != nil {
+		return
+	}
+	switch {
+	case p.DivergingEpoch.Epoch >= 0:
+		if n.hw >= 0 && p.DivergingEpoch.EndOffset < n.hw {
+			n.fatal = fmt.Errorf("%w: node %d asked to truncate to %d, high watermark %d", ErrTruncateBelowHighWatermark, n.id, p.DivergingEpoch.EndOffset, n.hw)
+			return
+		}
+		n.truncateToEndOffset(p.DivergingEpoch.EndOffset, p.DivergingEpoch.Epoch)
+	case p.SnapshotID.Epoch >= 0 || p.SnapshotID.EndOffset >= 0:
+		if p.SnapshotID.Epoch < 0 || p.SnapshotID.EndOffset < 0 {
+			return
+		}
+		n.snap = &snapshotDownload{id: SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}}
+	default:
+		n.appendAsFollower(p.RecordBatches)
+		if p.HighWatermark >= 0 {
+			n.updateFollowerHighWatermark(min(n.endOffset, p.HighWatermark))
+		}
+	}
+	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.hasFetchedFromLeader = true
+}
+
+func (n *Node) updateFollowerHighWatermark(hw int64) {
+	if hw > n.hw {
+		n.hw = hw
+	}
+}
+
+func (n *Node) maybeSendFetch(to int32) {
+	if to < 0 || to == n.id || n.reqs.fetching != 0 || !n.logSettled() || !n.canSend(to, keyFetch) || !n.canSend(to, keyFetchSnapshot) {
+		return
+	}
+	if n.snap != nil {
+		n.reqs.fetching = n.send(to, n.buildFetchSnapshotRequest(to, n.snap.id, n.snap.pos), false)
+		return
+	}
+	n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
+}
+
+// maybeSendBootstrapFetch asks a random voter, to discover the leader.
+func (n *Node) maybeSendBootstrapFetch() {
+	if n.reqs.fetching != 0 || !n.logSettled() {
+		return
+	}
+	var ready []int32
+	for _, v := range n.voters {
+		if v != n.id && n.canSend(v, keyFetch) {
+			ready = append(ready, v)
+		}
+	}
+	if len(ready) == 0 {
+		return
+	}
+	to := ready[n.rand.IntN(len(ready))]
+	n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
+}
