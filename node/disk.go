@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -143,7 +142,7 @@ func (d *Disk) LoadSnapshot(id storage.SnapshotID) (*metadata.Image, metadata.Sn
 		return nil, metadata.SnapshotInfo{}, err
 	}
 	defer r.Close()
-	im, info, err := metadata.LoadSnapshot(bufio.NewReaderSize(&snapshotSource{r: r}, 1<<20))
+	im, info, err := metadata.LoadSnapshot(readSnapshot(r))
 	if err != nil {
 		return nil, info, fmt.Errorf("snapshot %s: %w", id, err)
 	}

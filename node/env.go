@@ -100,7 +100,7 @@ type Env struct {
 // sets any.
 type BrokenRules struct {
 	// SendBeforeHardState sends a Ready's messages before its quorum-state
-	// is written.
+	// is written (everything else it holds is persisted first, as usual).
 	SendBeforeHardState bool
 	// ReplayPastHighWatermark replays every record written, committed or
 	// not.

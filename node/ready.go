@@ -41,14 +41,23 @@ func (n *Node) handleReady(rd quorum.Ready) error {
 			return err
 		}
 	}
-	if rd.SendFirst || n.cfg.Broken.SendBeforeHardState {
+	if rd.SendFirst {
 		n.sendAll(rd.Messages)
+	}
+	hs := rd.HardState
+	if n.cfg.Broken.SendBeforeHardState {
+		rd.HardState = nil // written below, after the messages left
 	}
 	if err := n.persist(rd, !deferSync); err != nil {
 		return err
 	}
-	if !rd.SendFirst && !n.cfg.Broken.SendBeforeHardState {
+	if !rd.SendFirst {
 		n.sendAll(rd.Messages)
+	}
+	if n.cfg.Broken.SendBeforeHardState && hs != nil {
+		if err := n.persist(quorum.Ready{HardState: hs}, false); err != nil {
+			return err
+		}
 	}
 	switch {
 	case deferSync && n.cfg.Broken.CountUnsyncedLeaderCopy:

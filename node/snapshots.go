@@ -237,6 +237,12 @@ func (s snapshotSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// readSnapshot reads a frozen snapshot sequentially through a buffer no
+// larger than the snapshot (a fresh cluster's is a few hundred bytes).
+func readSnapshot(r *storage.SnapshotReader) *bufio.Reader {
+	return bufio.NewReaderSize(&snapshotSource{r: r}, int(min(r.Size(), 1<<20)))
+}
+
 // snapshotSource reads a frozen snapshot sequentially.
 type snapshotSource struct {
 	r   *storage.SnapshotReader
@@ -273,7 +279,7 @@ func rebuildImage(log *storage.Log, end int64) (*metadata.Image, quorumState, er
 		if err != nil {
 			return nil, state, err
 		}
-		loaded, info, err := metadata.LoadSnapshot(bufio.NewReaderSize(&snapshotSource{r: r}, 1<<20))
+		loaded, info, err := metadata.LoadSnapshot(readSnapshot(r))
 		r.Close()
 		if err != nil {
 			return nil, state, fmt.Errorf("snapshot %s: %w", base, err)

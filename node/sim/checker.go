@@ -361,45 +361,74 @@ func (c *checker) final() error {
 	if !c.holds(n, c.maxHW, c.maxHWChain) {
 		return fmt.Errorf("leader n%d lacks the committed history up to %d", n.id, c.maxHW)
 	}
-	for _, a := range c.acks {
-		if err := c.inLog(n, a); err != nil {
-			return err
-		}
-	}
-	return nil
+	return c.acksInLog(n)
 }
 
-// inLog checks that the records of an answered proposal are in n's log at
-// their offsets; what a snapshot covers was checked through the chain.
-func (c *checker) inLog(n *simNode, a ack) error {
+// acksInLog checks, in one pass over n's log, that the records of every
+// answered proposal are there at their offsets; what a snapshot covers was
+// checked through the chain.
+func (c *checker) acksInLog(n *simNode) error {
+	want := map[int64][]byte{}
+	from := int64(-1)
 	log := n.disk.Log
-	if a.first < log.StartOffset() {
+	for _, a := range c.acks {
+		for i, v := range a.values {
+			if off := a.first + int64(i); off >= log.StartOffset() {
+				want[off] = v
+				if from < 0 || off < from {
+					from = off
+				}
+			}
+		}
+	}
+	if len(want) == 0 {
 		return nil
 	}
-	raw, err := log.Read(a.first, 1<<20)
-	if err != nil {
-		return err
-	}
-	want := a.values
-	_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
-		b, err := batch.Decode(one)
-		if err != nil {
-			return err
-		}
-		for _, r := range b.Records {
-			off := b.BaseOffset + int64(r.OffsetDelta)
-			if off < a.first || len(want) == 0 {
-				continue
+	_, err := forEachRecord(log, from, func(offset int64, r batch.Record) error {
+		if v, ok := want[offset]; ok {
+			if !bytes.Equal(r.Value, v) {
+				return fmt.Errorf("an answered proposal's record is not in leader n%d's log at offset %d", n.id, offset)
 			}
-			if off != a.first+int64(len(a.values)-len(want)) || !bytes.Equal(r.Value, want[0]) {
-				return fmt.Errorf("answered proposal of n%d at %d is not in leader n%d's log at offset %d", a.node, a.first, n.id, off)
-			}
-			want = want[1:]
+			delete(want, offset)
 		}
 		return nil
 	})
 	if err == nil && len(want) > 0 {
-		err = fmt.Errorf("answered proposal of n%d at %d is missing from leader n%d's log (end %d)", a.node, a.first, n.id, log.EndOffset())
+		err = fmt.Errorf("%d records of answered proposals are missing from leader n%d's log (end %d)", len(want), n.id, log.EndOffset())
 	}
 	return err
+}
+
+// forEachRecord calls fn for every record of log from offset on.
+func forEachRecord(log interface {
+	Read(int64, int) ([]byte, error)
+	EndOffset() int64
+}, from int64, fn func(int64, batch.Record) error) (int64, error) {
+	next := from
+	for next < log.EndOffset() {
+		raw, err := log.Read(next, 1<<20)
+		if err != nil {
+			return next, err
+		}
+		before := next
+		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
+			b, err := batch.Decode(one)
+			if err != nil {
+				return err
+			}
+			for _, r := range b.Records {
+				if off := b.BaseOffset + int64(r.OffsetDelta); off >= from {
+					if err := fn(off, r); err != nil {
+						return err
+					}
+				}
+			}
+			next = h.NextOffset()
+			return nil
+		})
+		if err != nil || next == before {
+			return next, err
+		}
+	}
+	return next, nil
 }

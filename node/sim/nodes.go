@@ -139,7 +139,8 @@ func (s *Sim) workload() {
 		for range 1 + s.rand.IntN(3) {
 			s.record++
 			v := fmt.Sprintf("v%d", s.record)
-			recs = append(recs, &metadata.ConfigRecord{ResourceType: 4, Name: fmt.Sprintf("k%d", s.record%40), Value: &v})
+			// Broker configs of 20 broker ids, 4 keys each: images stay small.
+			recs = append(recs, &metadata.ConfigRecord{ResourceType: 4, ResourceName: fmt.Sprint(s.record % 20), Name: fmt.Sprintf("k%d", s.record%4), Value: &v})
 		}
 		p := &node.Proposal{Records: recs, Epoch: st.Epoch}
 		p.Done = func(first int64, err error) {

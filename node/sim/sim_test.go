@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/kraftd/kraftd/node"
 )
 
 var (
@@ -76,4 +78,64 @@ func TestCheckerCatchesForgottenVote(t *testing.T) {
 		}
 	}
 	t.Fatal("no seed exposed a node that forgets its vote after a crash")
+}
+
+// TestCheckerCatchesBrokenRules breaks, one at a time, rules the runtime
+// keeps (node.BrokenRules) and requires the checker to catch each on some
+// seed, with the violation it names.
+func TestCheckerCatchesBrokenRules(t *testing.T) {
+	crashy := func(voters int) func(*Faults) {
+		return func(f *Faults) {
+			f.Voters = voters
+			f.CrashProb, f.TornCrashProb, f.RestartProb = 0.005, 0.02, 0.05
+			f.DropProb = 0.1
+		}
+	}
+	cases := []struct {
+		name   string
+		broken node.BrokenRules
+		tweak  func(*Faults)
+		want   []string
+	}{
+		{"a vote sent before its quorum-state is durable", node.BrokenRules{SendBeforeHardState: true}, crashy(3),
+			[]string{"vote durability", "election safety"}},
+		{"a follower that replays past its high watermark", node.BrokenRules{ReplayPastHighWatermark: true}, crashy(3),
+			[]string{"beyond the committed offset"}},
+		{"a leader that counts its unsynced copy", node.BrokenRules{CountUnsyncedLeaderCopy: true},
+			func(f *Faults) { crashy(1)(f); f.DeferSyncProb = 1 },
+			[]string{"leader completeness", "committed data", "lacks the committed history", "answered proposal"}},
+		{"an answer before commit", node.BrokenRules{AckBeforeCommit: true}, crashy(3),
+			[]string{"before it committed"}},
+	}
+	for _, tc := range cases {
+		t.Run("intact: "+tc.name, func(t *testing.T) {
+			// The same fault profile with the rule kept passes.
+			for seed := uint64(0); seed < 20; seed++ {
+				opts := options(seed)
+				opts.Tweak = tc.tweak
+				if err := Run(opts); err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+			}
+		})
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := uint64(0); seed < 300; seed++ {
+				opts := options(seed)
+				opts.Broken, opts.Tweak = tc.broken, tc.tweak
+				err := Run(opts)
+				if err == nil {
+					continue
+				}
+				first := strings.SplitN(err.Error(), "\n", 2)[0]
+				for _, w := range tc.want {
+					if strings.Contains(first, w) {
+						t.Logf("seed %d caught: %s", seed, first)
+						return
+					}
+				}
+				t.Fatalf("seed %d failed otherwise: %s", seed, first)
+			}
+			t.Fatal("no seed exposed the broken rule")
+		})
+	}
 }
