@@ -43,7 +43,7 @@ test: tools kafka vet gen-check build build-race
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:
-	$(GO) test ./quorum/sim -run TestSimulation -count=1 -timeout 0 -sim.seeds=$(SEEDS)
+	$(GO) test ./node/sim -run 'TestSimulation$$' -count=1 -timeout 0 -sim.seeds=$(SEEDS)
 
 bench: build kafka
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
