@@ -1,9 +1,9 @@
 package server
 
 // Glue between the node (quorum loop) and the controller's operations: the
-// Quorum the controller proposes through, the controller's background work
-// (fencing brokers whose session expired, registering this controller), and
-// the helpers the controller-API handlers share.
+// Log the controller proposes through, the clock that drives the
+// controller's timed work, this controller's registration with a leader,
+// and the helpers the controller-API handlers share.
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,53 +24,167 @@ import (
 	"github.com/kraftd/kraftd/quorum"
 )
 
-// nodeQuorum is the controller's view of the node.
-type nodeQuorum struct{ n *Node }
+// nodeQuorum is the controller's Log: it hands proposals to the node loop
+// and brings the loop's reports back. The controller's callbacks never run
+// on the node loop, which must not wait for the controller's lock: one
+// goroutine (pump) sends the proposals, in order, and waits for their
+// offsets and outcomes, in order, on the channels the loop answers on.
+type nodeQuorum struct {
+	n    *Node
+	once sync.Once
+	mu   sync.Mutex
+	// queue holds proposals not yet with the pump; closed is set once the
+	// pump has stopped, after which Propose refuses.
+	queue  []*outgoing
+	closed bool
+	wake   chan struct{}
+}
 
-// Append hands the records to the quorum loop, which takes proposals in the
-// order they arrive, and reports their fate from a goroutine of their own,
-// so the controller need not wait for the commit to build the next
-// operation.
-func (q nodeQuorum) Append(ctx context.Context, epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), stamp: stamp, epoch: epoch}
-	select {
-	case q.n.events <- nodeEvent{proposal: p}:
-	case <-q.n.done:
-		return controller.ErrNotController
-	case <-ctx.Done():
-		return ctx.Err()
+// outgoing is one proposal on its way through the node loop.
+type outgoing struct {
+	p       *proposal
+	stamp   func(int64)
+	done    func(int64, error)
+	taken   bool // its offset has been read (and stamp called)
+	settled bool // its outcome has been read
+	first   int64
+	err     error
+}
+
+func newNodeQuorum(n *Node) *nodeQuorum {
+	return &nodeQuorum{n: n, wake: make(chan struct{}, 1)}
+}
+
+// Propose queues the records for the pump and returns at once.
+func (q *nodeQuorum) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
+	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), epoch: epoch}
+	if stamp != nil {
+		// The loop encodes the records right after it stamps them, and the
+		// controller's stamp comes later; so the offset goes into the
+		// records here, touching nothing else.
+		p.stamp = func(first int64) { controller.StampOffsets(records, first) }
 	}
-	go func() {
-		var err error
-		select {
-		case err = <-p.done:
-		case <-q.n.done:
-			// The loop has stopped, perhaps right after answering.
-			select {
-			case err = <-p.done:
-			default:
-				err = ErrStopped
-			}
-		}
-		first := int64(-1)
-		select {
-		case first = <-p.offset: // sent before done, by the same loop
-		default:
-		}
-		if errors.Is(err, ErrNotController) || errors.Is(err, ErrStopped) {
-			err = controller.ErrNotController
-		}
-		done(first, err)
-	}()
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return controller.ErrNotController
+	}
+	q.queue = append(q.queue, &outgoing{p: p, stamp: stamp, done: done, first: -1})
+	q.mu.Unlock()
+	q.once.Do(func() { go q.pump() })
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
 	return nil
 }
 
-func (q nodeQuorum) Leader() (int32, bool) {
+// pump sends queued proposals to the node loop and reports on them, in
+// order, until the loop stops. It watches the oldest proposal's outcome and
+// the offset of the oldest stamped one not yet taken, so a registration in
+// flight reaches the controller's speculative image when the log takes it,
+// not when the writes before it commit.
+func (q *nodeQuorum) pump() {
+	var unsent, inflight, stamped []*outgoing
+	for {
+		for len(stamped) > 0 && (stamped[0].taken || stamped[0].settled) {
+			stamped = stamped[1:]
+		}
+		var send chan<- nodeEvent
+		var ev nodeEvent
+		if len(unsent) > 0 {
+			send, ev = q.n.events, nodeEvent{proposal: unsent[0].p}
+		}
+		var headDone <-chan error
+		if len(inflight) > 0 {
+			headDone = inflight[0].p.done
+		}
+		var watchOffset <-chan int64
+		var watchDone <-chan error
+		if len(stamped) > 0 {
+			watchOffset, watchDone = stamped[0].p.offset, stamped[0].p.done
+		}
+		select {
+		case <-q.wake:
+			q.mu.Lock()
+			unsent = append(unsent, q.queue...)
+			q.queue = nil
+			q.mu.Unlock()
+		case send <- ev:
+			o := unsent[0]
+			unsent = unsent[1:]
+			inflight = append(inflight, o)
+			if o.stamp != nil {
+				stamped = append(stamped, o)
+			}
+		case first := <-watchOffset:
+			stamped[0].take(first)
+		case err := <-watchDone:
+			stamped[0].settle(err)
+		case err := <-headDone:
+			inflight[0].settle(err)
+		case <-q.n.done:
+			q.stop(append(inflight, unsent...))
+			return
+		}
+		for len(inflight) > 0 && inflight[0].settled {
+			o := inflight[0]
+			inflight = inflight[1:]
+			o.done(o.first, o.err)
+		}
+	}
+}
+
+// stop answers every proposal once the loop has stopped: those it
+// answered just before stopping as it did, the others as refused.
+func (q *nodeQuorum) stop(pending []*outgoing) {
+	q.mu.Lock()
+	q.closed = true
+	pending = append(pending, q.queue...)
+	q.queue = nil
+	q.mu.Unlock()
+	for _, o := range pending {
+		if !o.settled {
+			select {
+			case err := <-o.p.done:
+				o.settle(err)
+			default:
+				o.settle(ErrStopped)
+			}
+		}
+		o.done(o.first, o.err)
+	}
+}
+
+func (o *outgoing) take(first int64) {
+	o.taken, o.first = true, first
+	if o.stamp != nil {
+		o.stamp(first)
+	}
+}
+
+// settle records the loop's outcome; the offset, if the log took the
+// records, was sent before it.
+func (o *outgoing) settle(err error) {
+	if !o.taken {
+		select {
+		case first := <-o.p.offset:
+			o.take(first)
+		default:
+		}
+	}
+	if errors.Is(err, ErrNotController) || errors.Is(err, ErrStopped) {
+		err = controller.ErrNotController
+	}
+	o.settled, o.err = true, err
+}
+
+func (q *nodeQuorum) Leader() (int32, bool) {
 	st := q.n.Status()
 	return st.Epoch, st.Role == quorum.RoleLeader
 }
 
-// attachController gives the controller its quorum and settings.
+// attachController gives the controller its log and settings.
 func (n *Node) attachController() {
 	var incarnation [16]byte
 	_, _ = crand.Read(incarnation[:])
@@ -77,7 +192,7 @@ func (n *Node) attachController() {
 	for _, e := range n.cfg.ControllerEndpoints() {
 		listeners = append(listeners, controller.Listener{Name: e.Name, Host: e.Host, Port: e.Port})
 	}
-	n.ctl.Activate(nodeQuorum{n}, controller.Settings{
+	n.ctl.Activate(newNodeQuorum(n), controller.Settings{
 		NodeID:                   n.cfg.NodeID,
 		ClusterID:                n.disk.Meta.ClusterID,
 		SessionTimeout:           time.Duration(n.cfg.BrokerSessionTimeoutMs) * time.Millisecond,
@@ -85,27 +200,40 @@ func (n *Node) attachController() {
 		DefaultReplicationFactor: n.cfg.DefaultReplicationFactor,
 		UncleanLeaderElection:    n.cfg.UncleanLeaderElection,
 		KRaftVersion:             n.disk.KRaftVersion,
+		AutoLeaderRebalance:      n.cfg.AutoLeaderRebalance,
+		LeaderImbalanceCheck:     time.Duration(n.cfg.LeaderImbalanceCheckS) * time.Second,
 		Incarnation:              incarnation,
 		Listeners:                listeners,
 		Rand:                     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(n.cfg.NodeID))),
+		TopicIDs:                 crand.Reader,
+		Report:                   n.reportTimedWork,
 	})
 }
 
-// controllerTick is how often the controller's background work runs: far
-// below the 9 s broker session and quick enough to register promptly.
+// reportTimedWork logs how the controller's timed work ended. It runs on
+// the controller's loop.
+func (n *Node) reportTimedWork(work string, count int, err error) {
+	switch {
+	case err != nil:
+		n.log.Debug().Err(err).Str("work", work).Msg("controller timed work not done")
+	case work == "balance" && count > 0:
+		n.log.Info().Int("partitions", count).Msg("moved leadership back to preferred replicas")
+	}
+}
+
+// controllerTick is how often the controller's timed work runs: far below
+// the 9 s broker session and quick enough to register promptly.
 const controllerTick = 100 * time.Millisecond
 
-// runController does the controller's timed work until the node stops: on
-// the active controller, fence brokers whose session expired and, every
-// leader.imbalance.check.interval.seconds, move leadership back to
-// preferred replicas; on every node, register this controller once
-// metadata.version allows it.
+// runController drives the controller's timed work until the node stops:
+// the controller's own (Controller.Tick: fencing brokers whose session
+// expired, preferred-leader balancing, the active controller's own
+// registration), and, on a node that does not lead, sending this
+// controller's registration to the leader once metadata.version allows it.
 func (n *Node) runController() {
 	t := time.NewTicker(controllerTick)
 	defer t.Stop()
 	var nextRegistration time.Time
-	balanceEvery := time.Duration(n.cfg.LeaderImbalanceCheckS) * time.Second
-	nextBalance := time.Now().Add(balanceEvery)
 	for {
 		select {
 		case <-n.done:
@@ -114,35 +242,23 @@ func (n *Node) runController() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		for {
-			fenced, err := n.ctl.FenceStaleBrokers(ctx)
-			if err != nil || !fenced {
-				break
-			}
-		}
-		if n.cfg.AutoLeaderRebalance && time.Now().After(nextBalance) && n.ctl.IsActive() {
-			nextBalance = time.Now().Add(balanceEvery)
-			if moved, err := n.ctl.BalanceLeaders(ctx); err != nil {
-				n.log.Debug().Err(err).Msg("preferred-leader balancing not done")
-			} else if moved > 0 {
-				n.log.Info().Int("partitions", moved).Msg("moved leadership back to preferred replicas")
-			}
-		}
+		n.ctl.Tick()
 		if time.Now().After(nextRegistration) {
-			if err := n.registerSelf(ctx); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := n.registerWithLeader(ctx); err != nil {
 				n.log.Debug().Err(err).Msg("controller registration not done yet")
 				nextRegistration = time.Now().Add(time.Second)
 			}
+			cancel()
 		}
-		cancel()
 	}
 }
 
-// registerSelf makes sure the image holds this controller's registration:
-// the active controller writes it itself, the others send
-// ControllerRegistration to the active controller, as Apache controllers do.
-func (n *Node) registerSelf(ctx context.Context) error {
+// registerWithLeader makes sure the image holds this controller's
+// registration by sending ControllerRegistration to the active controller,
+// as Apache controllers do. The active controller writes its own
+// (Controller.Tick).
+func (n *Node) registerWithLeader(ctx context.Context) error {
 	req := n.ctl.SelfRegistration()
 	if n.ctl.MetadataVersion() < controller.MVControllerRegistration || n.ctl.ControllerRegistered(req.ControllerID, req.IncarnationID) {
 		return nil
@@ -152,7 +268,7 @@ func (n *Node) registerSelf(ctx context.Context) error {
 		return errors.New("no leader known")
 	}
 	if st.Role == quorum.RoleLeader {
-		return n.ctl.RegisterController(ctx, req)
+		return nil
 	}
 	var addr string
 	for _, c := range n.Controllers(n.cfg.ControllerListenerName[0]) {
