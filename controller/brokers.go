@@ -54,36 +54,8 @@ func (c *Core) registration(im *metadata.Image, req *kmsg.BrokerRegistrationRequ
 	}
 	mv := metadataVersion(im)
 	if mv >= MVDirectoryAssignment {
-		if len(req.LogDirs) == 0 {
-			return nil, nil, apiErr(kerr.InvalidRegistration.Code, "No directories specified in request")
-		}
-		seen := map[metadata.Uuid]bool{}
-		for _, d := range req.LogDirs {
-			dir := metadata.Uuid(d)
-			if reservedDir(dir) {
-				return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Reserved directory ID in request")
-			}
-			if seen[dir] {
-				return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Duplicate directory ID in request")
-			}
-			seen[dir] = true
-		}
-		// The lowest conflicting broker answers, whatever the map's order,
-		// so that the answer is a function of the image.
-		conflict, conflictDir := int32(-1), metadata.Uuid{}
-		for other, b := range im.Brokers {
-			if other == id || (conflict >= 0 && other > conflict) {
-				continue
-			}
-			for _, d := range b.LogDirs {
-				if seen[d] {
-					conflict, conflictDir = other, d
-					break
-				}
-			}
-		}
-		if conflict >= 0 {
-			return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Broker %d is already registered with directory %v", conflict, conflictDir)
+		if err := checkLogDirs(im, id, req.LogDirs); err != nil {
+			return nil, nil, err
 		}
 	}
 	rec := &metadata.RegisterBrokerRecord{BrokerId: id, IncarnationId: incarnation, Rack: req.Rack, BrokerEpoch: -1, Fenced: true}
@@ -131,6 +103,43 @@ func (c *Core) registration(im *metadata.Image, req *kmsg.BrokerRegistrationRequ
 	}
 	recs = append(recs, rec)
 	return recs, rec, nil
+}
+
+// checkLogDirs validates the directories a broker registers with: some,
+// none reserved or repeated, none another broker's.
+func checkLogDirs(im *metadata.Image, id int32, dirs [][16]byte) *Error {
+	if len(dirs) == 0 {
+		return apiErr(kerr.InvalidRegistration.Code, "No directories specified in request")
+	}
+	seen := map[metadata.Uuid]bool{}
+	for _, d := range dirs {
+		dir := metadata.Uuid(d)
+		if reservedDir(dir) {
+			return apiErr(kerr.InvalidRegistration.Code, "Reserved directory ID in request")
+		}
+		if seen[dir] {
+			return apiErr(kerr.InvalidRegistration.Code, "Duplicate directory ID in request")
+		}
+		seen[dir] = true
+	}
+	// The lowest conflicting broker answers, whatever the map's order, so
+	// that the answer is a function of the image.
+	conflict, conflictDir := int32(-1), metadata.Uuid{}
+	for other, b := range im.Brokers {
+		if other == id || (conflict >= 0 && other > conflict) {
+			continue
+		}
+		for _, d := range b.LogDirs {
+			if seen[d] {
+				conflict, conflictDir = other, d
+				break
+			}
+		}
+	}
+	if conflict >= 0 {
+		return apiErr(kerr.InvalidRegistration.Code, "Broker %d is already registered with directory %v", conflict, conflictDir)
+	}
+	return nil
 }
 
 // shutdownRecords remove a broker that went away from every ISR (Apache's
