@@ -32,10 +32,13 @@ type Controller struct {
 	unchecked []offsetRange
 	diverged  bool
 
-	// op serializes the core; clock gives each input its time.
-	op    sync.Mutex
-	core  *Core
-	clock func() time.Time
+	// op serializes the core; clock gives each input its time. inbox
+	// holds the log's notifications until op is free (wrapper.go).
+	op      sync.Mutex
+	core    *Core
+	clock   func() time.Time
+	inboxMu sync.Mutex
+	inbox   []func()
 }
 
 // New returns a controller whose image is empty. bootstrap holds the

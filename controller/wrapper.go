@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	crand "crypto/rand"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,15 +13,20 @@ import (
 // The concurrent wrapper: the blocking, context-bound methods request
 // handlers call from their own goroutines. Each takes op, gives the core
 // its input with the time from Settings.Now, and waits, without op, for
-// the answer, which the core hands to a buffered channel. The log's
-// notifications reach the core under op too (lockedLog). Nothing holding op
-// ever waits for the node loop: the core does not block, and Log.Propose
-// returns at once; so the node loop, which never takes op, cannot deadlock
-// with it.
+// the answer, which the core hands to a buffered channel. Nothing holding
+// op ever waits for the node loop: the core does not block, and
+// Log.Propose returns at once; so the node loop, which never takes op,
+// cannot deadlock with it.
+//
+// The log's notifications (stamp, done) must run under op too, but the
+// goroutine that brings them should not queue behind every handler
+// building an operation: the answers of a whole pipeline wait on it. So a
+// notification goes into inbox, and runs at once if op is free, else by
+// whoever holds op, before letting go of it (unlock).
 
 // Activate makes the controller able to serve operations through log,
 // whose stamp and done may come from any goroutine but never from inside
-// Propose or while op is held. It is called once, before requests arrive.
+// Propose. It is called once, before requests arrive.
 func (c *Controller) Activate(log Log, s Settings) {
 	if s.Now == nil {
 		s.Now = time.Now
@@ -31,38 +35,70 @@ func (c *Controller) Activate(log Log, s Settings) {
 		s.TopicIDs = crand.Reader
 	}
 	c.op.Lock()
-	defer c.op.Unlock()
+	defer c.unlock()
 	c.clock = s.Now
-	c.core = NewCore(c, lockedLog{log, &c.op}, s)
+	c.core = NewCore(c, lockedLog{log, c}, s)
 }
 
-// lockedLog hands the core's callbacks to the log wrapped in op, so they
-// run serialized with every other input of the core.
+// lockedLog hands the core's callbacks to the log as notifications, so
+// they run serialized with every other input of the core.
 type lockedLog struct {
 	Log
-	op *sync.Mutex
+	c *Controller
 }
 
 func (l lockedLog) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	var lockedStamp func(int64)
+	var notifyStamp func(int64)
 	if stamp != nil {
-		lockedStamp = func(first int64) {
-			l.op.Lock()
-			defer l.op.Unlock()
-			stamp(first)
+		notifyStamp = func(first int64) { l.c.notify(func() { stamp(first) }) }
+	}
+	return l.Log.Propose(epoch, records, notifyStamp, func(first int64, err error) {
+		l.c.notify(func() { done(first, err) })
+	})
+}
+
+// notify runs f under op, now or, if op is held, before it is let go.
+func (c *Controller) notify(f func()) {
+	c.inboxMu.Lock()
+	c.inbox = append(c.inbox, f)
+	c.inboxMu.Unlock()
+	if c.op.TryLock() {
+		c.unlock()
+	}
+}
+
+// unlock runs the notifications waiting in the inbox, in order, and lets
+// go of op. A notification queued after the last look but before op is
+// free found op held, so unlock looks again once op is free: no
+// notification is left behind.
+func (c *Controller) unlock() {
+	for {
+		for {
+			c.inboxMu.Lock()
+			batch := c.inbox
+			c.inbox = nil
+			c.inboxMu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			for _, f := range batch {
+				f()
+			}
+		}
+		c.op.Unlock()
+		c.inboxMu.Lock()
+		more := len(c.inbox) > 0
+		c.inboxMu.Unlock()
+		if !more || !c.op.TryLock() {
+			return
 		}
 	}
-	return l.Log.Propose(epoch, records, lockedStamp, func(first int64, err error) {
-		l.op.Lock()
-		defer l.op.Unlock()
-		done(first, err)
-	})
 }
 
 // do gives the core one input under op; false when not activated.
 func (c *Controller) do(input func(core *Core, now time.Time)) bool {
 	c.op.Lock()
-	defer c.op.Unlock()
+	defer c.unlock()
 	if c.core == nil {
 		return false
 	}
