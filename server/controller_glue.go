@@ -33,11 +33,15 @@ type nodeQuorum struct {
 	n    *Node
 	once sync.Once
 	mu   sync.Mutex
-	// queue holds proposals not yet with the pump; closed is set once the
-	// pump has stopped, after which Propose refuses.
-	queue  []*outgoing
-	closed bool
-	wake   chan struct{}
+	// sent holds proposals Propose handed to the loop itself, and queue
+	// those it could not, both not yet with the pump. backlog is set while
+	// the pump has proposals to send: Propose then queues behind them, so
+	// the loop takes proposals in call order. closed is set once the pump
+	// has stopped, after which Propose refuses.
+	sent, queue []*outgoing
+	backlog     bool
+	closed      bool
+	wake        chan struct{}
 }
 
 // outgoing is one proposal on its way through the node loop.
@@ -55,7 +59,10 @@ func newNodeQuorum(n *Node) *nodeQuorum {
 	return &nodeQuorum{n: n, wake: make(chan struct{}, 1)}
 }
 
-// Propose queues the records for the pump and returns at once.
+// Propose hands the records to the node loop, or, when the loop's events
+// are full or the pump has proposals to send first, queues them for the
+// pump; it returns at once either way. Sending here saves the common case
+// a hop through the pump on its way to the loop.
 func (q *nodeQuorum) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
 	p := &proposal{records: records, offset: make(chan int64, 1), done: make(chan error, 1), epoch: epoch}
 	if stamp != nil {
@@ -69,7 +76,20 @@ func (q *nodeQuorum) Propose(epoch int32, records []metadata.Record, stamp func(
 		q.mu.Unlock()
 		return controller.ErrNotController
 	}
-	q.queue = append(q.queue, &outgoing{p: p, stamp: stamp, done: done, first: -1})
+	o := &outgoing{p: p, stamp: stamp, done: done, first: -1}
+	sent := false
+	if !q.backlog {
+		select {
+		case q.n.events <- nodeEvent{proposal: p}:
+			sent = true
+		default:
+		}
+	}
+	if sent {
+		q.sent = append(q.sent, o)
+	} else {
+		q.queue, q.backlog = append(q.queue, o), true
+	}
 	q.mu.Unlock()
 	q.once.Do(func() { go q.pump() })
 	select {
@@ -107,15 +127,24 @@ func (q *nodeQuorum) pump() {
 		select {
 		case <-q.wake:
 			q.mu.Lock()
+			// What Propose sent went to the loop before anything still
+			// queued, and after everything the pump sent.
+			for _, o := range q.sent {
+				inflight, stamped = sentOne(inflight, stamped, o)
+			}
 			unsent = append(unsent, q.queue...)
-			q.queue = nil
+			q.sent, q.queue = nil, nil
+			q.backlog = len(unsent) > 0
 			q.mu.Unlock()
 		case send <- ev:
-			o := unsent[0]
+			inflight, stamped = sentOne(inflight, stamped, unsent[0])
 			unsent = unsent[1:]
-			inflight = append(inflight, o)
-			if o.stamp != nil {
-				stamped = append(stamped, o)
+			if len(unsent) == 0 {
+				q.mu.Lock()
+				if len(q.queue) == 0 {
+					q.backlog = false
+				}
+				q.mu.Unlock()
 			}
 		case first := <-watchOffset:
 			stamped[0].take(first)
@@ -124,7 +153,7 @@ func (q *nodeQuorum) pump() {
 		case err := <-headDone:
 			inflight[0].settle(err)
 		case <-q.n.done:
-			q.stop(append(inflight, unsent...))
+			q.stop(inflight, unsent)
 			return
 		}
 		for len(inflight) > 0 && inflight[0].settled {
@@ -137,11 +166,11 @@ func (q *nodeQuorum) pump() {
 
 // stop answers every proposal once the loop has stopped: those it
 // answered just before stopping as it did, the others as refused.
-func (q *nodeQuorum) stop(pending []*outgoing) {
+func (q *nodeQuorum) stop(inflight, unsent []*outgoing) {
 	q.mu.Lock()
 	q.closed = true
-	pending = append(pending, q.queue...)
-	q.queue = nil
+	pending := append(append(append(inflight, q.sent...), unsent...), q.queue...)
+	q.sent, q.queue = nil, nil
 	q.mu.Unlock()
 	for _, o := range pending {
 		if !o.settled {
@@ -154,6 +183,15 @@ func (q *nodeQuorum) stop(pending []*outgoing) {
 		}
 		o.done(o.first, o.err)
 	}
+}
+
+// sentOne notes that o went to the loop.
+func sentOne(inflight, stamped []*outgoing, o *outgoing) ([]*outgoing, []*outgoing) {
+	inflight = append(inflight, o)
+	if o.stamp != nil {
+		stamped = append(stamped, o)
+	}
+	return inflight, stamped
 }
 
 func (o *outgoing) take(first int64) {
