@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect

@@ -1,8 +1,8 @@
 package controller
 
 import (
-	"context"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,14 +14,14 @@ import (
 // expansion and shrinking, checked against the partition's leader and
 // partition epochs and, at v3, the epochs of the brokers joining the ISR
 // (Apache's ReplicationControlManager.alterPartition).
-func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+func (c *Core) AlterPartition(now time.Time, req *kmsg.AlterPartitionRequest, answer func(*kmsg.AlterPartitionResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		resp.Topics = nil
 		b, ok := im.Brokers[req.BrokerID]
 		if !ok || b.BrokerEpoch != req.BrokerEpoch {
 			resp.ErrorCode = kerr.StaleBrokerEpoch.Code
-			return nil, nil, nil
+			return nil, nil
 		}
 		var recs []metadata.Record
 		for _, rt := range req.Topics {
@@ -67,12 +67,8 @@ func (c *Controller) AlterPartition(ctx context.Context, req *kmsg.AlterPartitio
 			}
 			resp.Topics = append(resp.Topics, out)
 		}
-		return recs, nil, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+		return recs, nil
+	}, func(_ written, err error) { answerResp(answer, resp, err) })
 }
 
 type isrMember struct {
@@ -166,13 +162,14 @@ const (
 // ElectLeaders handles ElectLeaders: preferred or unclean elections for the
 // named partitions, or for every partition when none are named (then only
 // partitions that needed an election are reported).
-func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
+func (c *Core) ElectLeaders(now time.Time, req *kmsg.ElectLeadersRequest, answer func(*kmsg.ElectLeadersResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	if req.ElectionType != electionPreferred && req.ElectionType != electionUnclean {
 		resp.ErrorCode = kerr.InvalidRequest.Code
-		return resp, nil
+		answer(resp, nil)
+		return
 	}
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		resp.Topics = nil
 		var recs []metadata.Record
 		all := req.Topics == nil
@@ -215,15 +212,11 @@ func (c *Controller) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersReq
 				resp.Topics = append(resp.Topics, out)
 			}
 		}
-		return recs, nil, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+		return recs, nil
+	}, func(_ written, err error) { answerResp(answer, resp, err) })
 }
 
-func (c *Controller) electOne(im *metadata.Image, topic string, pid int32, typ int8) (int16, *metadata.PartitionChangeRecord) {
+func (c *Core) electOne(im *metadata.Image, topic string, pid int32, typ int8) (int16, *metadata.PartitionChangeRecord) {
 	id, ok := im.TopicIDs[topic]
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, nil

@@ -1,7 +1,7 @@
 package controller
 
 import (
-	"context"
+	"time"
 
 	"github.com/kraftd/kraftd/metadata"
 )
@@ -16,9 +16,9 @@ const maxBalanceElections = 1000
 // replica (the first in its replica list) where that replica is in the
 // ISR and on an active broker: the controller's side of
 // auto.leader.rebalance.enable. It returns how many partitions it moved.
-func (c *Controller) BalanceLeaders(ctx context.Context) (int, error) {
+func (c *Core) BalanceLeaders(now time.Time, answer func(moved int, err error)) {
 	moved := 0
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		moved = 0
 		var recs []metadata.Record
 		for _, id := range sortedTopicIDs(im) {
@@ -31,15 +31,16 @@ func (c *Controller) BalanceLeaders(ctx context.Context) (int, error) {
 				if code, rec := c.electOne(im, t.Name, int32(pid), electionPreferred); code == 0 && rec != nil {
 					recs = append(recs, rec)
 					if moved++; moved == maxBalanceElections {
-						return recs, nil, nil
+						return recs, nil
 					}
 				}
 			}
 		}
-		return recs, nil, nil
+		return recs, nil
+	}, func(_ written, err error) {
+		if err != nil {
+			moved = 0
+		}
+		answer(moved, err)
 	})
-	if err != nil {
-		return 0, err
-	}
-	return moved, nil
 }

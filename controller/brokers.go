@@ -1,9 +1,9 @@
 package controller
 
 import (
-	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -23,30 +23,26 @@ const (
 // epoch, the offset of the first record written for it, and starts fenced; a
 // retry from the same incarnation amends the registration and keeps the
 // epoch and fencing state.
-func (c *Controller) RegisterBroker(ctx context.Context, req *kmsg.BrokerRegistrationRequest) (epoch int64, err error) {
+func (c *Core) RegisterBroker(now time.Time, req *kmsg.BrokerRegistrationRequest, answer func(epoch int64, err error)) {
 	var reg *metadata.RegisterBrokerRecord
-	_, err = c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		recs, r, err := c.registration(im, req)
-		if err != nil {
-			return nil, nil, err
-		}
 		reg = r
-		if r.BrokerEpoch >= 0 {
-			return recs, nil, nil
+		return recs, err
+	}, func(_ written, err error) {
+		if err != nil {
+			answer(-1, err)
+			return
 		}
-		return recs, func(first int64) { r.BrokerEpoch = first }, nil
+		answer(reg.BrokerEpoch, nil)
 	})
-	if err != nil {
-		return -1, err
-	}
-	return reg.BrokerEpoch, nil
 }
 
-func (c *Controller) registration(im *metadata.Image, req *kmsg.BrokerRegistrationRequest) ([]metadata.Record, *metadata.RegisterBrokerRecord, error) {
+func (c *Core) registration(im *metadata.Image, req *kmsg.BrokerRegistrationRequest) ([]metadata.Record, *metadata.RegisterBrokerRecord, error) {
 	if req.ClusterID != c.settings.ClusterID {
 		return nil, nil, apiErr(kerr.InconsistentClusterID.Code, "Expected cluster ID %s, but got cluster ID %s", c.settings.ClusterID, req.ClusterID)
 	}
-	now := c.settings.Now()
+	now := c.now
 	id := req.BrokerID
 	existing, had := im.Brokers[id]
 	incarnation := metadata.Uuid(req.IncarnationID)
@@ -58,29 +54,8 @@ func (c *Controller) registration(im *metadata.Image, req *kmsg.BrokerRegistrati
 	}
 	mv := metadataVersion(im)
 	if mv >= MVDirectoryAssignment {
-		if len(req.LogDirs) == 0 {
-			return nil, nil, apiErr(kerr.InvalidRegistration.Code, "No directories specified in request")
-		}
-		seen := map[metadata.Uuid]bool{}
-		for _, d := range req.LogDirs {
-			dir := metadata.Uuid(d)
-			if reservedDir(dir) {
-				return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Reserved directory ID in request")
-			}
-			if seen[dir] {
-				return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Duplicate directory ID in request")
-			}
-			seen[dir] = true
-		}
-		for other, b := range im.Brokers {
-			if other == id {
-				continue
-			}
-			for _, d := range b.LogDirs {
-				if seen[d] {
-					return nil, nil, apiErr(kerr.InvalidRegistration.Code, "Broker %d is already registered with directory %v", other, d)
-				}
-			}
+		if err := checkLogDirs(im, id, req.LogDirs); err != nil {
+			return nil, nil, err
 		}
 	}
 	rec := &metadata.RegisterBrokerRecord{BrokerId: id, IncarnationId: incarnation, Rack: req.Rack, BrokerEpoch: -1, Fenced: true}
@@ -130,9 +105,46 @@ func (c *Controller) registration(im *metadata.Image, req *kmsg.BrokerRegistrati
 	return recs, rec, nil
 }
 
+// checkLogDirs validates the directories a broker registers with: some,
+// none reserved or repeated, none another broker's.
+func checkLogDirs(im *metadata.Image, id int32, dirs [][16]byte) *Error {
+	if len(dirs) == 0 {
+		return apiErr(kerr.InvalidRegistration.Code, "No directories specified in request")
+	}
+	seen := map[metadata.Uuid]bool{}
+	for _, d := range dirs {
+		dir := metadata.Uuid(d)
+		if reservedDir(dir) {
+			return apiErr(kerr.InvalidRegistration.Code, "Reserved directory ID in request")
+		}
+		if seen[dir] {
+			return apiErr(kerr.InvalidRegistration.Code, "Duplicate directory ID in request")
+		}
+		seen[dir] = true
+	}
+	// The lowest conflicting broker answers, whatever the map's order, so
+	// that the answer is a function of the image.
+	conflict, conflictDir := int32(-1), metadata.Uuid{}
+	for other, b := range im.Brokers {
+		if other == id || (conflict >= 0 && other > conflict) {
+			continue
+		}
+		for _, d := range b.LogDirs {
+			if seen[d] {
+				conflict, conflictDir = other, d
+				break
+			}
+		}
+	}
+	if conflict >= 0 {
+		return apiErr(kerr.InvalidRegistration.Code, "Broker %d is already registered with directory %v", conflict, conflictDir)
+	}
+	return nil
+}
+
 // shutdownRecords remove a broker that went away from every ISR (Apache's
 // ReplicationControlManager.handleBrokerShutdown).
-func (c *Controller) shutdownRecords(im *metadata.Image, id int32, clean bool) []metadata.Record {
+func (c *Core) shutdownRecords(im *metadata.Image, id int32, clean bool) []metadata.Record {
 	if elrEnabled(im) && !clean {
 		recs := leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, replicaPartitions(im, id), inIsr(id))
 		return append(recs, leaderAndIsrUpdates(im, noLeader, noLeader, id, c.settings, replicaPartitions(im, id), inElr(id))...)
@@ -142,7 +154,7 @@ func (c *Controller) shutdownRecords(im *metadata.Image, id int32, clean bool) [
 
 // finalized is the finalized feature levels, with kraft.version as the
 // quorum has it.
-func (c *Controller) finalized(im *metadata.Image) map[string]int16 {
+func (c *Core) finalized(im *metadata.Image) map[string]int16 {
 	out := map[string]int16{}
 	for k, v := range im.Features {
 		out[k] = v
@@ -163,16 +175,16 @@ func checkFeatureSupported(finalized map[string]int16, name string, lo, hi int16
 
 // BrokerHeartbeat handles BrokerHeartbeat (Apache's
 // ReplicationControlManager.processBrokerHeartbeat).
-func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
+func (c *Core) BrokerHeartbeat(now time.Time, req *kmsg.BrokerHeartbeatRequest, answer func(*kmsg.BrokerHeartbeatResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 	var next brokerState
-	out, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		b, ok := im.Brokers[req.BrokerID]
 		if !ok {
-			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
+			return nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
 		}
 		if b.BrokerEpoch != req.BrokerEpoch {
-			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, req.BrokerEpoch)
+			return nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, req.BrokerEpoch)
 		}
 		id := req.BrokerID
 		cur := stateUnfenced
@@ -182,7 +194,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 		case b.InControlledShutdown:
 			cur = stateControlledShutdown
 		}
-		registerOffset := c.registerOffset(id)
+		registerOffset := c.ctl.registerOffset(id)
 		in := heartbeatIntent{wantFence: req.WantFence, wantShutDown: req.WantShutdown, metadataOffset: req.CurrentMetadataOffset}
 		next = nextBrokerState(cur, in, registerOffset, func() bool { return leadsAny(im, id) },
 			c.sessions.shutdownOffset(id), c.sessions.lowestActiveOffset) // a scan of every session: only a broker in controlled shutdown needs it
@@ -203,60 +215,49 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 			// partition changes.
 			recs = c.offlineDirRecords(im, b, req.OfflineLogDirs)
 		}
-		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.settings.Now())
+		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.now)
 		resp.IsCaughtUp = req.CurrentMetadataOffset >= registerOffset
-		return recs, nil, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if next == stateControlledShutdown {
-		// Every active broker must reach the end of what this heartbeat
-		// wrote (the leader moves) before this one may stop; when it wrote
-		// nothing (a new controller meeting a broker already shutting
-		// down), the end of the log it read: the last pending write, else
-		// the committed log (Apache's processBatchEndOffset).
-		end := out.last
-		if end < 0 {
-			end = c.Applied()
+		return recs, nil
+	}, func(out written, err error) {
+		if err != nil {
+			answer(nil, err)
+			return
 		}
-		c.op.Lock()
-		if c.sessions != nil {
+		if next == stateControlledShutdown && c.sessions != nil {
+			// Every active broker must reach the end of what this heartbeat
+			// wrote (the leader moves) before this one may stop; when it
+			// wrote nothing (a new controller meeting a broker already
+			// shutting down), the end of the log it read: the last pending
+			// write, else the committed log (Apache's processBatchEndOffset).
+			end := out.last
+			if end < 0 {
+				end = c.ctl.Applied()
+			}
 			c.sessions.setShutdownOffset(req.BrokerID, end)
 		}
-		c.op.Unlock()
-	}
-	resp.IsFenced = next.fenced()
-	resp.ShouldShutdown = next == stateShutdownNow
-	return resp, nil
-}
-
-func (c *Controller) registerOffset(id int32) int64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if o, ok := c.registerOffsets[id]; ok {
-		return o
-	}
-	return c.applied
+		resp.IsFenced = next.fenced()
+		resp.ShouldShutdown = next == stateShutdownNow
+		answer(resp, nil)
+	})
 }
 
 // fenceRecords fences a broker: it leaves every ISR it can leave, loses its
 // leaderships, and is marked fenced (Apache's handleBrokerFenced).
-func (c *Controller) fenceRecords(im *metadata.Image, id int32) []metadata.Record {
+func (c *Core) fenceRecords(im *metadata.Image, id int32) []metadata.Record {
 	recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inIsr(id))
 	return append(recs, &metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: im.Brokers[id].BrokerEpoch, Fenced: changeFence})
 }
 
 // unfenceRecords unfences a broker and gives leaderless partitions whose
 // ISR holds it a leader again (Apache's handleBrokerUnfenced).
-func (c *Controller) unfenceRecords(im *metadata.Image, id int32, epoch int64) []metadata.Record {
+func (c *Core) unfenceRecords(im *metadata.Image, id int32, epoch int64) []metadata.Record {
 	recs := []metadata.Record{&metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: epoch, Fenced: changeUnfence}}
 	return append(recs, leaderAndIsrUpdates(im, noLeader, id, noLeader, c.settings, slices.Values(im.LeaderlessPartitions()), leaderless)...)
 }
 
 // controlledShutdownRecords mark a broker as shutting down and move its
 // leaderships and ISR memberships away.
-func (c *Controller) controlledShutdownRecords(im *metadata.Image, id int32, b metadata.RegisterBrokerRecord) []metadata.Record {
+func (c *Core) controlledShutdownRecords(im *metadata.Image, id int32, b metadata.RegisterBrokerRecord) []metadata.Record {
 	var recs []metadata.Record
 	if !b.InControlledShutdown {
 		r := &metadata.BrokerRegistrationChangeRecord{BrokerId: id, BrokerEpoch: b.BrokerEpoch, InControlledShutdown: 1}
@@ -268,16 +269,11 @@ func (c *Controller) controlledShutdownRecords(im *metadata.Image, id int32, b m
 
 // FenceStaleBrokers fences at most one broker whose session has expired,
 // one at a time as Apache does so that each fencing's effect is visible to
-// the next. It reports whether it fenced one (call again if so). It is a
-// no-op on a node that is not the active controller.
-func (c *Controller) FenceStaleBrokers(ctx context.Context) (bool, error) {
-	if !c.IsActive() {
-		c.dropSpeculation()
-		return false, nil
-	}
+// the next. It answers whether it fenced one (call again if so).
+func (c *Core) FenceStaleBrokers(now time.Time, answer func(fenced bool, err error)) {
 	fenced := false
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
-		for _, id := range c.sessions.expired(c.settings.Now()) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
+		for _, id := range c.sessions.expired(c.now) {
 			b, ok := im.Brokers[id]
 			if !ok {
 				c.sessions.remove(id)
@@ -288,34 +284,32 @@ func (c *Controller) FenceStaleBrokers(ctx context.Context) (bool, error) {
 				continue
 			}
 			fenced = true
-			return c.fenceRecords(im, id), nil, nil
+			return c.fenceRecords(im, id), nil
 		}
-		return nil, nil, nil
-	})
-	return fenced, err
+		return nil, nil
+	}, func(_ written, err error) { answer(fenced && err == nil, err) })
 }
 
 // UnregisterBroker removes a broker's registration (UnregisterBroker).
-func (c *Controller) UnregisterBroker(ctx context.Context, id int32) error {
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+func (c *Core) UnregisterBroker(now time.Time, id int32, answer func(error)) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		b, ok := im.Brokers[id]
 		if !ok {
-			return nil, nil, apiErr(kerr.BrokerIDNotRegistered.Code, "Broker ID %d is not currently registered", id)
+			return nil, apiErr(kerr.BrokerIDNotRegistered.Code, "Broker ID %d is not currently registered", id)
 		}
 		recs := leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inIsr(id))
 		recs = append(recs, leaderAndIsrUpdates(im, id, noLeader, noLeader, c.settings, replicaPartitions(im, id), inElr(id))...)
 		c.sessions.remove(id)
-		return append(recs, &metadata.UnregisterBrokerRecord{BrokerId: id, BrokerEpoch: b.BrokerEpoch}), nil, nil
-	})
-	return err
+		return append(recs, &metadata.UnregisterBrokerRecord{BrokerId: id, BrokerEpoch: b.BrokerEpoch}), nil
+	}, func(_ written, err error) { answer(err) })
 }
 
 // RegisterController handles ControllerRegistration: it records a
 // controller's listeners and supported features.
-func (c *Controller) RegisterController(ctx context.Context, req *kmsg.ControllerRegistrationRequest) error {
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+func (c *Core) RegisterController(now time.Time, req *kmsg.ControllerRegistrationRequest, answer func(error)) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		if metadataVersion(im) < MVControllerRegistration {
-			return nil, nil, apiErr(kerr.UnsupportedVersion.Code, "The current MetadataVersion is too old to support controller registrations.")
+			return nil, apiErr(kerr.UnsupportedVersion.Code, "The current MetadataVersion is too old to support controller registrations.")
 		}
 		rec := &metadata.RegisterControllerRecord{ControllerId: req.ControllerID, IncarnationId: metadata.Uuid(req.IncarnationID)}
 		for _, l := range req.Listeners {
@@ -325,11 +319,10 @@ func (c *Controller) RegisterController(ctx context.Context, req *kmsg.Controlle
 			rec.Features = append(rec.Features, metadata.RegisterControllerRecordControllerFeature{Name: f.Name, MinSupportedVersion: f.MinSupportedVersion, MaxSupportedVersion: f.MaxSupportedVersion})
 		}
 		if old, ok := im.Controllers[req.ControllerID]; ok && sameRegistration(&old, rec) {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return []metadata.Record{rec}, nil, nil
-	})
-	return err
+		return []metadata.Record{rec}, nil
+	}, func(_ written, err error) { answer(err) })
 }
 
 func sameRegistration(a, b *metadata.RegisterControllerRecord) bool {
@@ -358,25 +351,28 @@ func (c *Controller) MetadataVersion() int16 {
 const producerIDBlockSize = 1000
 
 // AllocateProducerIDs hands the next block of producer ids to a broker.
-func (c *Controller) AllocateProducerIDs(ctx context.Context, brokerID int32, brokerEpoch int64) (start int64, length int32, err error) {
-	_, err = c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+func (c *Core) AllocateProducerIDs(now time.Time, brokerID int32, brokerEpoch int64, answer func(start int64, length int32, err error)) {
+	var start int64
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		b, ok := im.Brokers[brokerID]
 		if !ok {
-			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", brokerID)
+			return nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", brokerID)
 		}
 		if b.BrokerEpoch != brokerEpoch {
-			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, brokerEpoch)
+			return nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, brokerEpoch)
 		}
 		start = im.ProducerIDs.NextProducerId
 		if start > (1<<63-1)-producerIDBlockSize {
-			return nil, nil, apiErr(kerr.UnknownServerError.Code, "Exhausted all producerIds as the next block's end producerId has exceeded the int64 type limit")
+			return nil, apiErr(kerr.UnknownServerError.Code, "Exhausted all producerIds as the next block's end producerId has exceeded the int64 type limit")
 		}
-		return []metadata.Record{&metadata.ProducerIdsRecord{BrokerId: brokerID, BrokerEpoch: brokerEpoch, NextProducerId: start + producerIDBlockSize}}, nil, nil
+		return []metadata.Record{&metadata.ProducerIdsRecord{BrokerId: brokerID, BrokerEpoch: brokerEpoch, NextProducerId: start + producerIDBlockSize}}, nil
+	}, func(_ written, err error) {
+		if err != nil {
+			answer(-1, 0, err)
+			return
+		}
+		answer(start, producerIDBlockSize, nil)
 	})
-	if err != nil {
-		return -1, 0, err
-	}
-	return start, producerIDBlockSize, nil
 }
 
 func maps2set(m map[string]int16) map[string]bool {

@@ -1,10 +1,10 @@
 package controller
 
 import (
-	"context"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -204,9 +204,9 @@ const (
 
 // IncrementalAlterConfigs handles IncrementalAlterConfigs for topics and
 // brokers (Apache's ConfigurationControlManager.incrementalAlterConfigs).
-func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+func (c *Core) IncrementalAlterConfigs(now time.Time, req *kmsg.IncrementalAlterConfigsRequest, answer func(*kmsg.IncrementalAlterConfigsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		resp.Resources = nil
 		var recs []metadata.Record
 		for _, r := range req.Resources {
@@ -221,11 +221,10 @@ func (c *Controller) IncrementalAlterConfigs(ctx context.Context, req *kmsg.Incr
 			resp.Resources = append(resp.Resources, out)
 		}
 		if req.ValidateOnly {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return recs, nil, nil
-	})
-	return resp, err
+		return recs, nil
+	}, func(_ written, err error) { answer(resp, err) })
 }
 
 func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsRequestResource) ([]metadata.Record, *Error) {
@@ -327,9 +326,9 @@ func deref(s *string) string {
 
 // AlterConfigs handles the legacy AlterConfigs: the given configs replace
 // every dynamic config of the resource.
-func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
+func (c *Core) AlterConfigs(now time.Time, req *kmsg.AlterConfigsRequest, answer func(*kmsg.AlterConfigsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		resp.Resources = nil
 		var recs []metadata.Record
 		for _, r := range req.Resources {
@@ -344,11 +343,10 @@ func (c *Controller) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsReq
 			resp.Resources = append(resp.Resources, out)
 		}
 		if req.ValidateOnly {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return recs, nil, nil
-	})
-	return resp, err
+		return recs, nil
+	}, func(_ written, err error) { answer(resp, err) })
 }
 
 func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]metadata.Record, *Error) {

@@ -4,26 +4,19 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// Controller holds the metadata image built from committed records and
-// decides which records the active controller writes. It is fed by the
-// server's quorum loop (Replay, LoadSnapshot) and read concurrently by
-// request handlers, hence the lock.
+// Controller is the metadata image built from committed records, and the
+// concurrent face of the active controller. The committed side is fed by
+// the node loop (Replay, LoadSnapshot) and read concurrently by request
+// handlers, hence mu. The active side is a Core, which is single-threaded:
+// the blocking methods (wrapper.go) serialize it with op.
 type Controller struct {
 	nodeID    int32
 	bootstrap []metadata.Record
-
-	// placement caches the brokers new replicas may go to, for one image
-	// at one broker generation (see candidates). Guarded by op.
-	placement struct {
-		im  *metadata.Image
-		gen uint64
-		set *candidates
-	}
 
 	mu      sync.RWMutex
 	image   *metadata.Image
@@ -32,29 +25,20 @@ type Controller struct {
 	// RegisterBrokerRecord: a broker is caught up once its metadata
 	// offset reaches it.
 	registerOffsets map[int32]int64
-	// watchOwn is set while the active side keeps a speculative image:
-	// Replay then checks each record against ownWrites, where the active
-	// side's pending records sit in the log, and sets diverged on any other
-	// record that changes the image (pipeline.go).
+	// watchOwn is set while the core keeps a speculative image: Replay
+	// then notes the records that change the image, for the core to cross
+	// off its own (pipeline.go); diverged is set once one is not.
 	watchOwn  bool
-	ownWrites []offsetRange
-	diverged  atomic.Bool
+	unchecked []offsetRange
+	diverged  bool
 
-	// The active side (active.go). op serializes building operations and
-	// guards the fields below it.
-	op         sync.Mutex
-	quorum     Quorum
-	settings   Settings
-	readyEpoch int32     // leader epoch whose catch-up barrier committed, -1 none
-	sessions   *sessions // broker heartbeat sessions of readyEpoch
-	// spec is the speculative image: the committed image plus the records
-	// of every write handed to the quorum and not yet committed, in log
-	// order. Operations validate against it. nil means it must be rebuilt
-	// from the committed image once no write is pending.
-	spec *metadata.Image
-	// specFailures is pipe.failures when spec was last known good.
-	specFailures uint64
-	pipe         pipeline
+	// op serializes the core; clock gives each input its time. inbox
+	// holds the log's notifications until op is free (wrapper.go).
+	op      sync.Mutex
+	core    *Core
+	clock   func() time.Time
+	inboxMu sync.Mutex
+	inbox   []func()
 }
 
 // New returns a controller whose image is empty. bootstrap holds the
@@ -62,7 +46,7 @@ type Controller struct {
 // leader of an empty log.
 func New(nodeID int32, bootstrap []metadata.Record) *Controller {
 	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: metadata.NewImage(), applied: -1,
-		registerOffsets: map[int32]int64{}, readyEpoch: -1}
+		registerOffsets: map[int32]int64{}}
 }
 
 // Replay applies one committed record at offset. A record the image rejects
@@ -102,7 +86,7 @@ func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset
 	if c.watchOwn {
-		c.diverged.Store(true) // a leader never installs one; but if it did
+		c.diverged = true // a leader never installs one; but if it did
 	}
 	// A snapshot does not say where each registration was written; its
 	// end is a safe bound for "caught up".
@@ -173,4 +157,33 @@ func (c *Controller) ActivationRecords() []metadata.Record {
 	out := []metadata.Record{&metadata.BeginTransactionRecord{Name: &name}}
 	out = append(out, c.bootstrap...)
 	return append(out, &metadata.EndTransactionRecord{})
+}
+
+// bootstrapped reports whether the committed log holds a
+// metadata.version, or needs none (no bootstrap records to write).
+func (c *Controller) bootstrapped() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.image.Features[MetadataVersionFeature]
+	return ok || len(c.bootstrap) == 0
+}
+
+// eachBroker calls f for every registered broker of the committed image.
+func (c *Controller) eachBroker(f func(id int32, b *metadata.RegisterBrokerRecord)) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for id, b := range c.image.Brokers {
+		f(id, &b)
+	}
+}
+
+// registerOffset is the offset of broker id's registration, or the end of
+// the committed log when not known.
+func (c *Controller) registerOffset(id int32) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if o, ok := c.registerOffsets[id]; ok {
+		return o
+	}
+	return c.applied
 }

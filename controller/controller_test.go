@@ -14,9 +14,11 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// fakeQuorum commits every append at once into the controller, at
-// consecutive offsets, as the node's loop would after a quorum commit; or,
-// with hold set, keeps appends pending until commit or lose.
+// fakeQuorum commits every proposal into the controller, at consecutive
+// offsets, as the node's loop would after a quorum commit; or, with hold
+// set, keeps proposals pending until commit or lose. As Log's contract
+// asks, it never calls back from inside Propose: a goroutine of its own
+// takes the proposals in order, as the node loop would.
 type fakeQuorum struct {
 	mu     sync.Mutex
 	c      *Controller
@@ -26,36 +28,92 @@ type fakeQuorum struct {
 	log    []metadata.Record
 	hold   bool
 	held   []heldAppend
+
+	inbox []proposed // not yet taken, in order
+	wake  chan struct{}
 }
 
-// heldAppend is an append taken into the log but not committed.
+type proposed struct {
+	epoch int32
+	recs  []metadata.Record
+	stamp func(int64)
+	done  func(int64, error)
+}
+
+// heldAppend is a proposal taken into the log but not committed.
 type heldAppend struct {
 	first int64
 	recs  []metadata.Record
 	done  func(int64, error)
 }
 
-func (q *fakeQuorum) Append(_ context.Context, epoch int32, recs []metadata.Record, stamp func(int64), done func(int64, error)) error {
+func newFakeQuorum(t *testing.T, c *Controller) *fakeQuorum {
+	q := &fakeQuorum{c: c, epoch: 1, leader: true, wake: make(chan struct{}, 1)}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	go q.run(stop)
+	return q
+}
+
+func (q *fakeQuorum) Propose(epoch int32, recs []metadata.Record, stamp func(int64), done func(int64, error)) error {
 	q.mu.Lock()
-	if !q.leader || epoch != q.epoch {
+	q.inbox = append(q.inbox, proposed{epoch, recs, stamp, done})
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (q *fakeQuorum) run(stop chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-q.wake:
+		}
+		for {
+			q.mu.Lock()
+			if len(q.inbox) == 0 {
+				q.mu.Unlock()
+				break
+			}
+			p := q.inbox[0]
+			q.inbox = q.inbox[1:]
+			q.mu.Unlock()
+			q.takeOne(p)
+		}
+	}
+}
+
+// takeOne takes one proposal into the log, and commits it unless held.
+func (q *fakeQuorum) takeOne(p proposed) {
+	q.mu.Lock()
+	if !q.leader || p.epoch != q.epoch {
 		q.mu.Unlock()
-		done(-1, ErrNotController)
-		return nil
+		p.done(-1, ErrNotController)
+		return
 	}
 	first := q.next
-	if stamp != nil {
-		stamp(first)
-	}
-	dec := q.take(recs)
+	// The log encodes the records as it takes them; the stamp reaches the
+	// core afterwards, as in production.
+	StampOffsets(p.recs, first)
+	dec := q.take(p.recs)
 	if q.hold {
-		q.held = append(q.held, heldAppend{first, dec, done})
+		q.held = append(q.held, heldAppend{first, dec, p.done})
 		q.mu.Unlock()
-		return nil
+		if p.stamp != nil {
+			p.stamp(first)
+		}
+		return
 	}
 	q.replay(first, dec)
 	q.mu.Unlock()
-	done(first, nil)
-	return nil
+	if p.stamp != nil {
+		p.stamp(first)
+	}
+	p.done(first, nil)
 }
 
 // take puts records at the end of the log, round-tripped through the wire
@@ -143,9 +201,9 @@ const testCluster = "q1Sh-9_ISia_zwGINzRvyQ"
 func newTestController(t *testing.T, mv int16) (*Controller, *fakeQuorum, *clock) {
 	t.Helper()
 	c := New(1, nil)
-	q := &fakeQuorum{c: c, epoch: 1, leader: true}
+	q := newFakeQuorum(t, c)
 	clk := &clock{now: time.Unix(1000, 0)}
-	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Now: clk.Now, Rand: rand.New(rand.NewPCG(1, 2))})
+	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Now: clk.Now, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1})})
 	q.write([]metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: mv}})
 	return c, q, clk
 }

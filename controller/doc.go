@@ -3,35 +3,55 @@
 // and partitions, leader and ISR changes, dynamic configs, features and
 // producer ids.
 //
-// The committed side (controller.go) replays committed records into the
-// metadata image; request handlers read it concurrently.
+// It has three parts.
 //
-// The active side (active.go, pipeline.go) serves operations on the
-// leader. Each operation validates a request against the speculative image
-// (the committed image plus the records of every operation handed to the
-// quorum and not yet committed, in log order), turns it into records,
-// applies them to the speculative image and hands them to the quorum
-// without waiting for the commit. So many operations may be in flight, each
-// seeing the effects of those before it, and each is answered once its
-// records commit, in commit order; an operation that writes nothing is
-// answered once the writes it may have read have committed. Records are
-// proposed for the leader epoch they were built in, and the node refuses
-// them once it no longer leads that epoch, so the writes that reach the log
-// are always a prefix of those made. When a write fails (leadership lost),
-// the operations in flight fail with ErrNotController and the speculative
-// image is rebuilt from the committed one once nothing is pending; so it
-// is, too, should the leader replay a record that is not its own. A
-// registration that carries its own offset (a broker epoch) reaches the
-// speculative image once the log has given it that offset. The first
-// operation of a leader epoch first commits a NoOpRecord, so the image
-// holds everything committed before the epoch; on a log without a
-// metadata.version, operations fail with ErrNotController until the
-// bootstrap records the node writes on election have committed, since no
-// record may precede them. Broker sessions (sessions.go) are memory-only
-// and restart with every epoch, as in Apache. On any node other than the
-// leader, operations fail with ErrNotController. Reads that need no
-// leadership (DescribeConfigs, features, registrations) use the committed
-// image.
+// The committed side (controller.go) replays committed records into the
+// metadata image; request handlers read it concurrently, under its lock.
+//
+// The Core (core.go, active.go, pipeline.go, timed.go) is the active
+// controller as a deterministic state machine. Its inputs are operations
+// (a request, the time, and a callback for the answer), Tick (the timed
+// work, with the time), and the log's notifications: that it took a
+// write at an offset (stamp) and that the write committed or failed
+// (done). Its outputs are proposals (Log.Propose) and answers. Each
+// operation validates a request against the speculative image (the
+// committed image plus the records of every write handed to the log and
+// not yet committed, in log order), turns it into records, applies them to
+// the speculative image and proposes them without waiting for the commit.
+// So many operations may be in flight, each seeing the effects of those
+// before it, and each is answered once its records commit, in commit
+// order; an operation that writes nothing is answered once the writes it
+// may have read have committed. Records are proposed for the leader epoch
+// they were built in, and the log refuses them once this node no longer
+// leads that epoch, so the writes that reach the log are always a prefix
+// of those made. When a write fails (leadership lost), the operations in
+// flight fail with ErrNotController and the speculative image is rebuilt
+// from the committed one once nothing is pending; so it is, too, when the
+// committed log holds a record that is not the core's own. A registration
+// that carries its own offset (a broker epoch) reaches the speculative
+// image once the log has given it that offset. The first operation of a
+// leader epoch first commits a NoOpRecord, so the image holds everything
+// committed before the epoch; on a log without a metadata.version,
+// operations fail with ErrNotController until the bootstrap records the
+// node writes on election have committed, since no record may precede
+// them. What would wait in a blocking design (that barrier, draining the
+// pipeline before a rebuild, a registration's offset) is queued work,
+// resumed by the notification it waits for. Broker sessions (sessions.go)
+// are memory-only and restart with every epoch, as in Apache. On any node
+// other than the leader, operations fail with ErrNotController.
+//
+// The concurrent wrapper (wrapper.go) gives request handlers the blocking,
+// context-bound methods of Controller: it runs the Core under one lock,
+// hands it the time, and waits for the answer without the lock.
+//
+// What the Core must never do: block, start a goroutine, read the clock
+// (every input brings its time), or use global randomness (replica
+// placement draws from Settings.Rand, topic ids from Settings.TopicIDs).
+// Then a simulator can run the real controller of every node on one
+// goroutine from one seed. Applying committed records must be
+// deterministic too: it never reads the clock or does I/O; timestamps
+// arrive inside records. Reads that need no leadership (DescribeConfigs,
+// features, registrations) use the committed image.
 //
 // Apache's rules are followed where a broker or tool can tell the
 // difference: registration and heartbeat state machine (brokers.go,
@@ -41,8 +61,4 @@
 // ElectLeaders (alterpartition.go), automatic preferred-leader balancing
 // (balance.go), UpdateFeatures (features_update.go), failed and assigned
 // log directories (logdirs.go).
-//
-// Applying committed records must be deterministic: it never reads the clock
-// or does I/O; timestamps arrive inside records. Only the active side reads
-// the clock (Settings.Now), for broker sessions.
 package controller

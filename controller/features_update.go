@@ -1,8 +1,9 @@
 package controller
 
 import (
-	"context"
+	"maps"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,16 +25,16 @@ const (
 // inside kraftd's supported range and inside the range every registered
 // broker and controller supports; a lower level needs a downgrade type;
 // metadata.version never goes down (a downgrade could drop metadata).
-func (c *Controller) UpdateFeatures(ctx context.Context, req *kmsg.UpdateFeaturesRequest) (*kmsg.UpdateFeaturesResponse, error) {
+func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, answer func(*kmsg.UpdateFeaturesResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
 	var failure *Error
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
 		seen := map[string]bool{}
 		for _, u := range req.FeatureUpdates {
 			if seen[u.Feature] {
 				failure = apiErr(kerr.InvalidRequest.Code, "Feature %s appears more than once in the request.", u.Feature)
-				return nil, nil, nil
+				return nil, nil
 			}
 			seen[u.Feature] = true
 			typ := u.UpgradeType
@@ -46,37 +47,39 @@ func (c *Controller) UpdateFeatures(ctx context.Context, req *kmsg.UpdateFeature
 			rec, err := c.featureUpdate(im, u.Feature, u.MaxVersionLevel, typ)
 			if err != nil {
 				failure = err
-				return nil, nil, nil
+				return nil, nil
 			}
 			if rec != nil {
 				recs = append(recs, rec)
 			}
 		}
 		if req.ValidateOnly {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return recs, nil, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if failure != nil {
-		resp.ErrorCode, resp.ErrorMessage = failure.Code, &failure.Message
-	}
-	if req.Version < 2 {
-		for _, u := range req.FeatureUpdates {
-			r := kmsg.NewUpdateFeaturesResponseResult()
-			r.Feature = u.Feature
-			if failure != nil {
-				r.ErrorCode, r.ErrorMessage = failure.Code, &failure.Message
+		return recs, nil
+	}, func(_ written, err error) {
+		if err != nil {
+			answer(nil, err)
+			return
+		}
+		if failure != nil {
+			resp.ErrorCode, resp.ErrorMessage = failure.Code, &failure.Message
+		}
+		if req.Version < 2 {
+			for _, u := range req.FeatureUpdates {
+				r := kmsg.NewUpdateFeaturesResponseResult()
+				r.Feature = u.Feature
+				if failure != nil {
+					r.ErrorCode, r.ErrorMessage = failure.Code, &failure.Message
+				}
+				resp.Results = append(resp.Results, r)
 			}
-			resp.Results = append(resp.Results, r)
 		}
-	}
-	return resp, nil
+		answer(resp, nil)
+	})
 }
 
-func (c *Controller) featureUpdate(im *metadata.Image, name string, level int16, typ int8) (*metadata.FeatureLevelRecord, *Error) {
+func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ int8) (*metadata.FeatureLevelRecord, *Error) {
 	invalid := func(format string, args ...any) *Error {
 		return apiErr(kerr.InvalidUpdateVersion.Code, "Invalid update version %d for feature %s. "+format, append([]any{level, name}, args...)...)
 	}
@@ -125,7 +128,8 @@ func (c *Controller) featureUpdate(im *metadata.Image, name string, level int16,
 			return nil, invalid("Broker %d does not support this feature.", id)
 		}
 	}
-	for id, ctl := range im.Controllers {
+	for _, id := range slices.Sorted(maps.Keys(im.Controllers)) {
+		ctl := im.Controllers[id]
 		lo, hi := int16(0), int16(0)
 		for _, f := range ctl.Features {
 			if f.Name == name {

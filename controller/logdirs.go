@@ -1,9 +1,9 @@
 package controller
 
 import (
-	"context"
 	"encoding/binary"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,7 +61,7 @@ func hostsOnline(im *metadata.Image, p *metadata.Partition, r int32) bool {
 // then the registration drops them (BrokerRegistrationChangeRecord v2).
 // Directories the broker never registered, or already reported, change
 // nothing.
-func (c *Controller) offlineDirRecords(im *metadata.Image, b metadata.RegisterBrokerRecord, offline [][16]byte) []metadata.Record {
+func (c *Core) offlineDirRecords(im *metadata.Image, b metadata.RegisterBrokerRecord, offline [][16]byte) []metadata.Record {
 	var failed []metadata.Uuid
 	for _, d := range offline {
 		if u := metadata.Uuid(d); slices.Contains(b.LogDirs, u) && !slices.Contains(failed, u) {
@@ -89,18 +89,18 @@ func (c *Controller) offlineDirRecords(im *metadata.Image, b metadata.RegisterBr
 // controller left UNASSIGNED). A replica assigned to a directory that is
 // not online leaves its partition's ISR and leadership, as if reported
 // offline. The answer mirrors the request with an error per partition.
-func (c *Controller) AssignReplicasToDirs(ctx context.Context, req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error) {
+func (c *Core) AssignReplicasToDirs(now time.Time, req *kmsg.AssignReplicasToDirsRequest, answer func(*kmsg.AssignReplicasToDirsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.AssignReplicasToDirsResponse)
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		if metadataVersion(im) < MVDirectoryAssignment {
-			return nil, nil, apiErr(kerr.UnsupportedVersion.Code, "Directory assignment is not supported yet.")
+			return nil, apiErr(kerr.UnsupportedVersion.Code, "Directory assignment is not supported yet.")
 		}
 		b, ok := im.Brokers[req.BrokerID]
 		if !ok {
-			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
+			return nil, apiErr(kerr.StaleBrokerEpoch.Code, "No broker registration found for broker id %d", req.BrokerID)
 		}
 		if b.BrokerEpoch != req.BrokerEpoch {
-			return nil, nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, req.BrokerEpoch)
+			return nil, apiErr(kerr.StaleBrokerEpoch.Code, "Expected broker epoch %d, but got broker epoch %d", b.BrokerEpoch, req.BrokerEpoch)
 		}
 		resp.Directories = nil
 		var recs []metadata.Record
@@ -126,12 +126,8 @@ func (c *Controller) AssignReplicasToDirs(ctx context.Context, req *kmsg.AssignR
 			resp.Directories = append(resp.Directories, outDir)
 		}
 		recs = append(recs, leaderAndIsrUpdates(im, req.BrokerID, noLeader, noLeader, c.settings, slices.Values(toOffline), anyPartition)...)
-		return recs, nil, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+		return recs, nil
+	}, func(_ written, err error) { answerResp(answer, resp, err) })
 }
 
 // assignReplicaDir validates one assignment and returns the record that

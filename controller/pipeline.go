@@ -1,18 +1,12 @@
 package controller
 
 import (
-	"context"
-	"sync"
-
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// pipeline tracks the writes the active controller has handed to the quorum
-// and that have not yet been answered. It has its own lock, not op's: the
-// quorum settles writes from its own goroutines while an operation that
-// holds op may be waiting for them.
+// pipeline tracks the writes the core has handed to the log and that have
+// not yet been answered. It belongs to the core's loop and has no lock.
 type pipeline struct {
-	mu sync.Mutex
 	// writes are in the order they were handed over, which is their order
 	// in the log.
 	writes []*pendingWrite
@@ -25,108 +19,135 @@ type pipeline struct {
 // pendingWrite is one operation's records on their way to commit.
 type pendingWrite struct {
 	count int
-	// settled is closed when the quorum has reported on this write;
-	// answered is closed once this write and every earlier one have
-	// settled, so operations are answered in log order.
-	settled, answered chan struct{}
-	// Set before settled is closed.
-	first int64 // offset of the first record, -1 when never written
-	err   error
+	// records are kept only for a write that carries its own offset: they
+	// reach the speculative image once the log has given them one.
+	records []metadata.Record
+	// settled is set when the log has reported on this write; answered once
+	// this write and every earlier one have settled, when waiters run, so
+	// operations are answered in log order.
+	settled, answered bool
+	first             int64 // offset of the first record, -1 when never written
+	err               error
+	waiters           []func(*pendingWrite)
 }
 
 func (p *pipeline) add(count int) *pendingWrite {
-	w := &pendingWrite{count: count, settled: make(chan struct{}), answered: make(chan struct{}), first: -1}
-	p.mu.Lock()
+	w := &pendingWrite{count: count, first: -1}
 	p.writes = append(p.writes, w)
-	p.mu.Unlock()
 	return w
 }
 
-// settle records the quorum's report on w and answers every write whose
+// settle records the log's report on w and answers every write whose
 // predecessors have all settled.
 func (p *pipeline) settle(w *pendingWrite, first int64, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	w.first, w.err = first, err
+	if w.settled {
+		return
+	}
+	w.settled, w.first, w.err = true, first, err
 	if err != nil {
 		p.failures++
 	}
-	close(w.settled)
-	i := 0
-	for ; i < len(p.writes); i++ {
-		select {
-		case <-p.writes[i].settled:
-			close(p.writes[i].answered)
-			continue
-		default:
+	for len(p.writes) > 0 && p.writes[0].settled {
+		head := p.writes[0]
+		p.writes[0] = nil
+		p.writes = p.writes[1:]
+		head.answered = true
+		for _, f := range head.waiters {
+			f(head)
 		}
-		break
+		head.waiters = nil
 	}
-	clear(p.writes[:i])
-	p.writes = p.writes[i:]
 }
 
-// latest returns the last write not yet answered (nil if none) and the
-// failure count.
-func (p *pipeline) latest() (*pendingWrite, uint64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// latest returns the last write not yet answered, nil if none.
+func (p *pipeline) latest() *pendingWrite {
 	if len(p.writes) == 0 {
-		return nil, p.failures
+		return nil
 	}
-	return p.writes[len(p.writes)-1], p.failures
+	return p.writes[len(p.writes)-1]
 }
 
-// drain waits until every write handed over has been answered. Called with
-// op held, so no write is added meanwhile.
-func (p *pipeline) drain(ctx context.Context) error {
-	for {
-		w, _ := p.latest()
-		if w == nil {
-			return nil
-		}
-		select {
-		case <-w.answered:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-}
-
-// wait waits until w is answered and returns its outcome.
-func (w *pendingWrite) wait(ctx context.Context) error {
-	select {
-	case <-w.answered:
-		return w.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (p *pipeline) empty() bool { return len(p.writes) == 0 }
 
 func (w *pendingWrite) last() int64 { return w.first + int64(w.count) - 1 }
 
-// offsetRange is the offsets [first, end) of one write.
+// offsetRange is the offsets [first, end).
 type offsetRange struct{ first, end int64 }
 
-// noteOwnWrite records, at the moment the log takes them, where the active
-// side's own records go, so that Replay can tell them from anyone else's.
-func (c *Controller) noteOwnWrite(first int64, count int) {
-	c.mu.Lock()
-	c.ownWrites = append(c.ownWrites, offsetRange{first, first + int64(count)})
-	c.mu.Unlock()
+// The committed side's share of telling the core's own records from anyone
+// else's. While the core keeps a speculative image, Replay notes each run
+// of records that change the image (unchecked); each of the core's writes,
+// once committed, crosses off its own offsets, which it learns from done.
+// A record left over below a committed write, or at all once nothing is
+// pending, came from another writer (the node's activation, a test), and
+// so does a record the image rejects or a snapshot: the speculative image
+// is then no longer the committed one plus the pending writes. Checking at
+// commit rather than when the log takes the records keeps the node loop
+// from calling into the core for every proposal.
+
+// maxUnchecked bounds the runs Replay keeps: past it the image is rebuilt
+// anyway, so a node that replays long without its core noticing it lost
+// the leadership holds no more.
+const maxUnchecked = 4096
+
+// noteReplayed is called by Replay with mu held.
+func (c *Controller) noteReplayed(offset int64, rec metadata.Record, applyErr error) {
+	if c.diverged {
+		return
+	}
+	if applyErr != nil || len(c.unchecked) >= maxUnchecked {
+		c.diverged, c.unchecked = true, nil
+		return
+	}
+	if _, noOp := rec.(*metadata.NoOpRecord); noOp {
+		return
+	}
+	if n := len(c.unchecked); n > 0 && c.unchecked[n-1].end == offset {
+		c.unchecked[n-1].end++
+		return
+	}
+	c.unchecked = append(c.unchecked, offsetRange{offset, offset + 1})
 }
 
-// noteReplayed checks a replayed record against the active side's own
-// writes: anything else that changes the image (a record some other writer
-// put in the log on this leader, or a record the image rejected) means the
-// speculative image no longer is the committed one plus the pending
-// writes. Called with mu held.
-func (c *Controller) noteReplayed(offset int64, rec metadata.Record, applyErr error) {
-	for len(c.ownWrites) > 0 && c.ownWrites[0].end <= offset {
-		c.ownWrites = c.ownWrites[1:]
+// ownWriteCommitted crosses off the offsets [first, end) of one of the
+// core's writes, committed and replayed.
+func (c *Controller) ownWriteCommitted(first, end int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.unchecked) > 0 && c.unchecked[0].first < end {
+		r := &c.unchecked[0]
+		if r.first < first {
+			c.diverged = true // not ours: below this write, after the one before
+		}
+		if r.end > end {
+			r.first = end
+			break
+		}
+		c.unchecked = c.unchecked[1:]
 	}
-	own := len(c.ownWrites) > 0 && c.ownWrites[0].first <= offset
-	if _, noOp := rec.(*metadata.NoOpRecord); applyErr != nil || (!own && !noOp) {
-		c.diverged.Store(true)
-	}
+}
+
+// foreignWrites reports whether the committed log holds records the
+// speculative image lacks; idle says the core has no write pending, so
+// that any record not yet crossed off is someone else's.
+func (c *Controller) foreignWrites(idle bool) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.diverged || (idle && len(c.unchecked) > 0)
+}
+
+// speculate returns a copy of the committed image for the core to build a
+// speculative image on, and starts watching for foreign records after it.
+func (c *Controller) speculate() *metadata.Image {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchOwn, c.unchecked, c.diverged = true, nil, false
+	return c.image.Clone()
+}
+
+// stopSpeculating stops the watch on a node that no longer leads.
+func (c *Controller) stopSpeculating() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watchOwn, c.unchecked, c.diverged = false, nil, false
 }

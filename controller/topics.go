@@ -1,11 +1,10 @@
 package controller
 
 import (
-	"context"
-	crand "crypto/rand"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -63,14 +62,14 @@ func collidingTopic(im *metadata.Image, name string) string {
 
 // CreateTopics handles CreateTopics (Apache's ControllerApis.createTopics
 // and ReplicationControlManager.createTopics).
-func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+func (c *Core) CreateTopics(now time.Time, req *kmsg.CreateTopicsRequest, answer func(*kmsg.CreateTopicsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
 		count[t.Topic]++
 	}
 	var results []kmsg.CreateTopicsResponseTopic
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		results = nil
 		var recs []metadata.Record
 		for _, t := range req.Topics {
@@ -89,14 +88,24 @@ func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsReq
 			results = append(results, res)
 		}
 		if req.ValidateOnly {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return recs, nil, nil
+		return recs, nil
+	}, func(_ written, err error) {
+		if err != nil {
+			answer(nil, err)
+			return
+		}
+		resp.Topics = append(results, createTopicsRejections(req, count)...)
+		answer(resp, nil)
 	})
-	if err != nil {
-		return nil, err
-	}
-	resp.Topics = results
+}
+
+// createTopicsRejections answers the topics of a CreateTopics request
+// that are refused before any image is read: duplicated names and the
+// metadata topic.
+func createTopicsRejections(req *kmsg.CreateTopicsRequest, count map[string]int) []kmsg.CreateTopicsResponseTopic {
+	var out []kmsg.CreateTopicsResponseTopic
 	done := map[string]bool{}
 	for _, t := range req.Topics {
 		if done[t.Topic] {
@@ -115,14 +124,14 @@ func (c *Controller) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsReq
 		res := kmsg.NewCreateTopicsResponseTopic()
 		res.Topic, res.ErrorCode, res.ErrorMessage = t.Topic, kerr.InvalidRequest.Code, &msg
 		res.NumPartitions, res.ReplicationFactor = -1, -1
-		resp.Topics = append(resp.Topics, res)
+		out = append(out, res)
 	}
-	return resp, nil
+	return out
 }
 
 // createTopic validates one topic of a CreateTopics request and returns its
 // records; pending are records of earlier topics of the same request.
-func (c *Controller) createTopic(im *metadata.Image, t *kmsg.CreateTopicsRequestTopic, res *kmsg.CreateTopicsResponseTopic, pending []metadata.Record) ([]metadata.Record, *Error) {
+func (c *Core) createTopic(im *metadata.Image, t *kmsg.CreateTopicsRequestTopic, res *kmsg.CreateTopicsResponseTopic, pending []metadata.Record) ([]metadata.Record, *Error) {
 	if err := validateTopicName(t.Topic); err != nil {
 		return nil, err
 	}
@@ -212,7 +221,7 @@ func (c *Controller) createTopic(im *metadata.Image, t *kmsg.CreateTopicsRequest
 		}
 	}
 
-	id := newTopicID()
+	id := newTopicID(c.settings.TopicIDs)
 	res.TopicID = id
 	res.NumPartitions = int32(len(assignments))
 	res.ReplicationFactor = int16(len(assignments[0]))
@@ -297,9 +306,8 @@ func validateManualAssignment(im *metadata.Image, replicas []int32, rf int) *Err
 
 // candidates are the brokers new replicas may go to, striped for placement.
 // They are kept until the broker set changes: listing, sorting and striping
-// a thousand brokers cost more than the rest of a CreateTopics. Called with
-// c.op held.
-func (c *Controller) candidates(im *metadata.Image) *candidates {
+// a thousand brokers cost more than the rest of a CreateTopics.
+func (c *Core) candidates(im *metadata.Image) *candidates {
 	if c.placement.im != im || c.placement.gen != im.BrokersGeneration() {
 		c.placement.im, c.placement.gen, c.placement.set = im, im.BrokersGeneration(), newCandidates(usableBrokers(im))
 	}
@@ -324,29 +332,9 @@ func usableBrokers(im *metadata.Image) []usableBroker {
 	return out
 }
 
-// newTopicID returns a random topic id that is not one of the reserved
-// ids and whose text form does not start with '-' (Apache's Uuid.randomUuid).
-func newTopicID() [16]byte {
-	for {
-		var id [16]byte
-		if _, err := crand.Read(id[:]); err != nil {
-			panic(err)
-		}
-		u := metadata.Uuid(id)
-		if reservedDir(u) || u == (metadata.Uuid{15: 1}) || strings.HasPrefix(u.String(), "-") {
-			continue
-		}
-		var hi [15]byte
-		if [15]byte(id[:15]) == hi && id[15] < 100 {
-			continue
-		}
-		return id
-	}
-}
-
 // DeleteTopics handles DeleteTopics (Apache's ControllerApis.deleteTopics).
 // Topics may be named (v0-5, and v6 with a name) or given by id (v6).
-func (c *Controller) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+func (c *Core) DeleteTopics(now time.Time, req *kmsg.DeleteTopicsRequest, answer func(*kmsg.DeleteTopicsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
 	add := func(name *string, id [16]byte, code int16, msg string) {
 		r := kmsg.NewDeleteTopicsResponseTopic()
@@ -393,7 +381,7 @@ func (c *Controller) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsReq
 			add(nil, id, kerr.InvalidRequest.Code, "Duplicate topic id.")
 		}
 	}
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
 		deleting := map[metadata.Uuid]bool{}
 		for _, id := range idOrder {
@@ -427,22 +415,24 @@ func (c *Controller) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsReq
 			add(&n, id, 0, "")
 			recs = append(recs, &metadata.RemoveTopicRecord{TopicId: id})
 		}
-		return recs, nil, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if req.Version < 5 {
-		for i := range resp.Topics {
-			resp.Topics[i].ErrorMessage = nil
+		return recs, nil
+	}, func(_ written, err error) {
+		if err != nil {
+			answer(nil, err)
+			return
 		}
-	}
-	return resp, nil
+		if req.Version < 5 {
+			for i := range resp.Topics {
+				resp.Topics[i].ErrorMessage = nil
+			}
+		}
+		answer(resp, nil)
+	})
 }
 
 // CreatePartitions handles CreatePartitions (Apache's
 // ReplicationControlManager.createPartitions).
-func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+func (c *Core) CreatePartitions(now time.Time, req *kmsg.CreatePartitionsRequest, answer func(*kmsg.CreatePartitionsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
 	count := map[string]int{}
 	for _, t := range req.Topics {
@@ -466,7 +456,7 @@ func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreateParti
 			add(t.Topic, apiErr(kerr.InvalidRequest.Code, "Duplicate topic name."))
 		}
 	}
-	_, err := c.exec(ctx, func(im *metadata.Image) ([]metadata.Record, func(int64), error) {
+	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
 		for _, t := range req.Topics {
 			if count[t.Topic] > 1 {
@@ -477,17 +467,19 @@ func (c *Controller) CreatePartitions(ctx context.Context, req *kmsg.CreateParti
 			recs = append(recs, more...)
 		}
 		if req.ValidateOnly {
-			return nil, nil, nil
+			return nil, nil
 		}
-		return recs, nil, nil
+		return recs, nil
+	}, func(_ written, err error) {
+		if err != nil {
+			answer(nil, err)
+			return
+		}
+		answer(resp, nil)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
-func (c *Controller) createPartitions(im *metadata.Image, t *kmsg.CreatePartitionsRequestTopic) ([]metadata.Record, *Error) {
+func (c *Core) createPartitions(im *metadata.Image, t *kmsg.CreatePartitionsRequestTopic) ([]metadata.Record, *Error) {
 	id, ok := im.TopicIDs[t.Topic]
 	if !ok {
 		return nil, &Error{Code: kerr.UnknownTopicOrPartition.Code}

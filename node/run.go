@@ -191,6 +191,17 @@ func (r *Runner) Propose(ctx context.Context, p *Proposal) error {
 	}
 }
 
+// TryPropose hands p to the loop if its events have room, and reports
+// whether it did; it never blocks.
+func (r *Runner) TryPropose(p *Proposal) bool {
+	select {
+	case r.events <- event{proposal: p}:
+		return true
+	default:
+		return false
+	}
+}
+
 // Raft hands a KRaft request to the core and waits for its answer.
 func (r *Runner) Raft(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	reply := make(chan kmsg.Response, 1)

@@ -1,9 +1,9 @@
 package server
 
 // Glue between the node (quorum loop) and the controller's operations: the
-// Quorum the controller proposes through, the controller's background work
-// (fencing brokers whose session expired, registering this controller), and
-// the helpers the controller-API handlers share.
+// Log the controller proposes through, the clock that drives the
+// controller's timed work, this controller's registration with a leader,
+// and the helpers the controller-API handlers share.
 
 import (
 	"context"
@@ -18,40 +18,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
-	"github.com/kraftd/kraftd/metadata"
-	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
 )
 
-// nodeQuorum is the controller's view of the node.
-type nodeQuorum struct{ n *Node }
-
-// Append hands the records to the quorum loop, which takes proposals in the
-// order they arrive, and reports their fate from a goroutine of their own,
-// so the controller need not wait for the commit to build the next
-// operation.
-func (q nodeQuorum) Append(ctx context.Context, epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	settle := func(first int64, err error) {
-		if errors.Is(err, ErrNotController) || errors.Is(err, ErrStopped) {
-			err = controller.ErrNotController
-		}
-		// The controller may be waiting on the loop for its next write
-		// while this runs: never make the loop wait for the controller.
-		go done(first, err)
-	}
-	if err := q.n.runner.Propose(ctx, &node.Proposal{Records: records, Epoch: epoch, Stamp: stamp, Done: settle}); err != nil {
-		return err
-	}
-	return nil
-}
-
-func (q nodeQuorum) Leader() (int32, bool) {
-	st := q.n.Status()
-	return st.Epoch, st.Role == quorum.RoleLeader
-}
-
-// attachController gives the controller its quorum and settings.
+// attachController gives the controller its log and settings.
 func (n *Node) attachController() {
 	var incarnation [16]byte
 	_, _ = crand.Read(incarnation[:])
@@ -59,7 +30,7 @@ func (n *Node) attachController() {
 	for _, e := range n.cfg.ControllerEndpoints() {
 		listeners = append(listeners, controller.Listener{Name: e.Name, Host: e.Host, Port: e.Port})
 	}
-	n.ctl.Activate(nodeQuorum{n}, controller.Settings{
+	n.ctl.Activate(newNodeQuorum(n), controller.Settings{
 		NodeID:                   n.cfg.NodeID,
 		ClusterID:                n.disk.Meta.ClusterID,
 		SessionTimeout:           time.Duration(n.cfg.BrokerSessionTimeoutMs) * time.Millisecond,
@@ -67,27 +38,40 @@ func (n *Node) attachController() {
 		DefaultReplicationFactor: n.cfg.DefaultReplicationFactor,
 		UncleanLeaderElection:    n.cfg.UncleanLeaderElection,
 		KRaftVersion:             n.disk.KRaftVersion,
+		AutoLeaderRebalance:      n.cfg.AutoLeaderRebalance,
+		LeaderImbalanceCheck:     time.Duration(n.cfg.LeaderImbalanceCheckS) * time.Second,
 		Incarnation:              incarnation,
 		Listeners:                listeners,
 		Rand:                     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(n.cfg.NodeID))),
+		TopicIDs:                 crand.Reader,
+		Report:                   n.reportTimedWork,
 	})
 }
 
-// controllerTick is how often the controller's background work runs: far
-// below the 9 s broker session and quick enough to register promptly.
+// reportTimedWork logs how the controller's timed work ended. It runs on
+// the controller's loop.
+func (n *Node) reportTimedWork(work string, count int, err error) {
+	switch {
+	case err != nil:
+		n.log.Debug().Err(err).Str("work", work).Msg("controller timed work not done")
+	case work == "balance" && count > 0:
+		n.log.Info().Int("partitions", count).Msg("moved leadership back to preferred replicas")
+	}
+}
+
+// controllerTick is how often the controller's timed work runs: far below
+// the 9 s broker session and quick enough to register promptly.
 const controllerTick = 100 * time.Millisecond
 
-// runController does the controller's timed work until the node stops: on
-// the active controller, fence brokers whose session expired and, every
-// leader.imbalance.check.interval.seconds, move leadership back to
-// preferred replicas; on every node, register this controller once
-// metadata.version allows it.
+// runController drives the controller's timed work until the node stops:
+// the controller's own (Controller.Tick: fencing brokers whose session
+// expired, preferred-leader balancing, the active controller's own
+// registration), and, on a node that does not lead, sending this
+// controller's registration to the leader once metadata.version allows it.
 func (n *Node) runController() {
 	t := time.NewTicker(controllerTick)
 	defer t.Stop()
 	var nextRegistration time.Time
-	balanceEvery := time.Duration(n.cfg.LeaderImbalanceCheckS) * time.Second
-	nextBalance := time.Now().Add(balanceEvery)
 	for {
 		select {
 		case <-n.runner.Done():
@@ -96,35 +80,23 @@ func (n *Node) runController() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		for {
-			fenced, err := n.ctl.FenceStaleBrokers(ctx)
-			if err != nil || !fenced {
-				break
-			}
-		}
-		if n.cfg.AutoLeaderRebalance && time.Now().After(nextBalance) && n.ctl.IsActive() {
-			nextBalance = time.Now().Add(balanceEvery)
-			if moved, err := n.ctl.BalanceLeaders(ctx); err != nil {
-				n.log.Debug().Err(err).Msg("preferred-leader balancing not done")
-			} else if moved > 0 {
-				n.log.Info().Int("partitions", moved).Msg("moved leadership back to preferred replicas")
-			}
-		}
+		n.ctl.Tick()
 		if time.Now().After(nextRegistration) {
-			if err := n.registerSelf(ctx); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if err := n.registerWithLeader(ctx); err != nil {
 				n.log.Debug().Err(err).Msg("controller registration not done yet")
 				nextRegistration = time.Now().Add(time.Second)
 			}
+			cancel()
 		}
-		cancel()
 	}
 }
 
-// registerSelf makes sure the image holds this controller's registration:
-// the active controller writes it itself, the others send
-// ControllerRegistration to the active controller, as Apache controllers do.
-func (n *Node) registerSelf(ctx context.Context) error {
+// registerWithLeader makes sure the image holds this controller's
+// registration by sending ControllerRegistration to the active controller,
+// as Apache controllers do. The active controller writes its own
+// (Controller.Tick).
+func (n *Node) registerWithLeader(ctx context.Context) error {
 	req := n.ctl.SelfRegistration()
 	if n.ctl.MetadataVersion() < controller.MVControllerRegistration || n.ctl.ControllerRegistered(req.ControllerID, req.IncarnationID) {
 		return nil
@@ -134,7 +106,7 @@ func (n *Node) registerSelf(ctx context.Context) error {
 		return errors.New("no leader known")
 	}
 	if st.Role == quorum.RoleLeader {
-		return n.ctl.RegisterController(ctx, req)
+		return nil
 	}
 	var addr string
 	for _, c := range n.Controllers(n.cfg.ControllerListenerName[0]) {
