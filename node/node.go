@@ -7,6 +7,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
@@ -17,8 +18,9 @@ import (
 var ErrStopped = errors.New("node: stopping")
 
 // ErrNotController is returned to proposals when this node is not, or stops
-// being, the leader of the epoch they were made for.
-var ErrNotController = errors.New("node: not the active controller")
+// being, the leader of the epoch they were made for: the controller's own
+// sentinel, so that its core needs no translation.
+var ErrNotController = controller.ErrNotController
 
 // Config is what one node runs with. Zero timeouts take Apache's defaults
 // (see quorum.Config).

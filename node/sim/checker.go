@@ -302,6 +302,9 @@ func (c *checker) afterProcess(n *simNode) error {
 		if l, ok := c.leaders[st.Epoch]; ok && l != n.id {
 			return fmt.Errorf("election safety violated: n%d and n%d both lead epoch %d", l, n.id, st.Epoch)
 		}
+		if _, ok := c.leaders[st.Epoch]; !ok {
+			c.s.stats.Elections++
+		}
 		c.leaders[st.Epoch] = n.id
 		if n.view.role != quorum.RoleLeader && c.maxHW > 0 && !c.holds(n, c.maxHW, c.maxHWChain) {
 			return fmt.Errorf("leader completeness violated: new leader n%d of epoch %d lacks committed offset %d", n.id, st.Epoch, c.maxHW)
@@ -366,7 +369,10 @@ func (c *checker) final() error {
 	if !c.holds(n, c.maxHW, c.maxHWChain) {
 		return fmt.Errorf("leader n%d lacks the committed history up to %d", n.id, c.maxHW)
 	}
-	return c.acksInLog(n)
+	if err := c.acksInLog(n); err != nil {
+		return err
+	}
+	return c.s.history.checkLinearizable()
 }
 
 // acksInLog checks, in one pass over n's log, that the records of every

@@ -21,15 +21,18 @@ const metaDir = "/meta"
 // simNode is one simulated controller: its disk, and while it is up the
 // production runtime and controller running on it.
 type simNode struct {
-	s      *Sim
-	id     int32
-	voter  bool
-	fs     *storage.MemFS
-	disk   *node.Disk
-	node   *node.Node
-	ctl    *controller.Controller
-	up     bool
-	incarn uint64
+	s     *Sim
+	id    int32
+	voter bool
+	fs    *storage.MemFS
+	disk  *node.Disk
+	node  *node.Node
+	ctl   *controller.Controller
+	core  *controller.Core
+	// proposals are the core's, waiting to be handed to the runtime.
+	proposals []*node.Proposal
+	up        bool
+	incarn    uint64
 
 	// The leader's deferred fsync, while one is out (the node's Syncer).
 	syncJob *node.SyncJob
@@ -42,7 +45,7 @@ type simNode struct {
 func (s *Sim) format(n *simNode) {
 	var dir uuid.UUID
 	dir[0], dir[15] = 0x40, byte(n.id) // not a reserved id
-	meta := storage.MetaProperties{Version: 1, ClusterID: "c2ltLWNsdXN0ZXItaWQw", NodeID: n.id, DirectoryID: dir}
+	meta := storage.MetaProperties{Version: 1, ClusterID: simClusterID, NodeID: n.id, DirectoryID: dir}
 	if err := n.fs.MkdirAll(metaDir, 0o755); err != nil {
 		panic(err)
 	}
@@ -88,6 +91,8 @@ func (s *Sim) start(n *simNode) error {
 		return fmt.Errorf("n%d cannot start: %w", n.id, err)
 	}
 	n.up = true
+	n.proposals = nil
+	s.startController(n)
 	return s.check.started(n)
 }
 
@@ -95,9 +100,10 @@ func (s *Sim) start(n *simNode) error {
 // would leave.
 func (s *Sim) crash(n *simNode) {
 	n.up = false
-	n.node, n.ctl, n.disk, n.syncJob = nil, nil, nil, nil
+	n.node, n.ctl, n.core, n.disk, n.syncJob, n.proposals = nil, nil, nil, nil, nil, nil
 	n.fs = n.fs.Crash(s.rand)
 	s.event("n%d crashed", n.id)
+	s.stats.Crashes++
 }
 
 // inbound steps a request from a peer; the answer goes back over the
@@ -216,6 +222,7 @@ func (o observer) check(err error) {
 func (o observer) HardStateWritten(hs quorum.HardState) { o.check(o.n.s.check.hardState(o.n, hs)) }
 
 func (o observer) Truncated(to int64) {
+	o.n.s.stats.Truncations++
 	o.n.s.event("n%d truncated to %d", o.n.id, to)
 	o.check(o.n.s.check.truncating(o.n, to))
 }
@@ -223,6 +230,7 @@ func (o observer) Truncated(to int64) {
 func (o observer) Appended(batches []byte) { o.check(o.n.s.check.appended(o.n, batches)) }
 
 func (o observer) SnapshotInstalled(id quorum.SnapshotID) {
+	o.n.s.stats.Snapshots++
 	o.n.s.event("n%d installed snapshot %d@%d", o.n.id, id.EndOffset, id.Epoch)
 	o.check(o.n.s.check.installed(o.n, id))
 }

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -54,6 +55,9 @@ type Faults struct {
 	RetentionBytes    int64   // metadata.max.retention.bytes
 	SegmentBytes      int64   // metadata.log.segment.bytes
 	OldPeer           int32   // a voter that only speaks Vote v1 / Fetch v16, or -1
+	Brokers           int     // simulated brokers
+	BrokerAwayProb    float64 // per broker action: it goes away and comes back as a new incarnation
+	AdminProb         float64 // per step: an admin operation on topics
 }
 
 // Options configure one run.
@@ -89,13 +93,16 @@ func DrawFaults(r *rand.Rand) Faults {
 		CrashProb:       r.Float64() * 0.0008,
 		TornCrashProb:   r.Float64() * 0.001,
 		RestartProb:     0.005 + r.Float64()*0.02,
-		ProposeProb:     0.05 + r.Float64()*0.3,
+		ProposeProb:     0.02 + r.Float64()*0.2,
 		UnreachableProb: r.Float64(),
 		DeferSyncProb:   r.Float64(),
 		SnapshotBytes:   8192 + r.Int64N(65536),
 		RetentionBytes:  -1,
 		SegmentBytes:    4096 + r.Int64N(16384),
 		OldPeer:         -1,
+		Brokers:         r.IntN(5),
+		BrokerAwayProb:  r.Float64() * 0.05,
+		AdminProb:       r.Float64() * 0.05,
 	}
 	f.DelayMaxMs = f.DelayMinMs + r.Int64N(60)
 	if r.IntN(2) == 0 {
@@ -109,33 +116,70 @@ func DrawFaults(r *rand.Rand) Faults {
 
 // Sim is one simulation run.
 type Sim struct {
-	opts   Options
-	faults Faults
-	rand   *rand.Rand
-	net    *network
-	nodes  []*simNode
-	byID   map[int32]*simNode
-	voters map[int32][]quorum.Endpoint
-	ids    []int32
-	now    int64
-	check  *checker
-	trace  []string
-	record int
-	parted bool
+	opts    Options
+	faults  Faults
+	rand    *rand.Rand
+	net     *network
+	nodes   []*simNode
+	byID    map[int32]*simNode
+	voters  map[int32][]quorum.Endpoint
+	ids     []int32
+	now     int64
+	check   *checker
+	trace   []string
+	record  int
+	parted  bool
+	brokers []*simBroker
+	history history
+	stats   Stats
 	// failure is the first violation the checker saw inside a node's loop
 	// (through its Observer); the step ends with it.
 	failure error
 }
 
+// Stats count what one run did and suffered.
+type Stats struct {
+	Seeds, Steps                       int64
+	Crashes, DiskFaults, Partitions    int64
+	Elections, Truncations, Snapshots  int64 // leaders elected, logs cut, snapshots installed from a leader
+	Commits                            int64 // the highest committed offset, summed over seeds
+	Registrations, Heartbeats          int64 // answered without error
+	TopicOps, TopicOpsOK, TopicUnknown int64 // admin operations, answered ok, of unknown outcome
+}
+
+// Add sums two counts.
+func (a *Stats) Add(b Stats) {
+	av, bv := reflect.ValueOf(a).Elem(), reflect.ValueOf(b)
+	for i := range av.NumField() {
+		av.Field(i).SetInt(av.Field(i).Int() + bv.Field(i).Int())
+	}
+}
+
 // Run runs one seed and returns the first invariant violation, with the
 // tail of the event trace.
 func Run(opts Options) error {
+	_, err := RunStats(opts)
+	return err
+}
+
+// RunStats is Run that also reports what the run did.
+func RunStats(opts Options) (Stats, error) {
 	s := newSim(opts)
 	err := s.run()
-	if err != nil {
-		return fmt.Errorf("%v\nfaults: %+v\nlast events:\n  %s", err, s.faults, strings.Join(s.trace, "\n  "))
+	s.stats.Seeds, s.stats.Commits = 1, max(0, s.check.maxHW)
+	for _, op := range s.history.ops {
+		s.stats.TopicOps++
+		switch op.Output.(outcome) {
+		case outcomeOK:
+			s.stats.TopicOpsOK++
+		case outcomeUnknown:
+			s.stats.TopicUnknown++
+		}
 	}
-	return nil
+	if err != nil {
+		return s.stats, fmt.Errorf("%v\nfaults: %+v\nlast events:\n  %s", err, s.faults, strings.Join(s.trace, "\n  "))
+	}
+	return s.stats, nil
 }
 
 func newSim(opts Options) *Sim {
@@ -169,6 +213,9 @@ func newSim(opts Options) *Sim {
 	for i := 1; i <= s.faults.Observers; i++ {
 		add(int32(100+i), false)
 	}
+	for i := range s.faults.Brokers {
+		s.brokers = append(s.brokers, &simBroker{id: int32(1000 + i), incarnation: [16]byte{1: byte(i), 15: 0xbb}, epoch: -1, lastEpoch: -1})
+	}
 	return s
 }
 
@@ -183,6 +230,7 @@ func (s *Sim) run() error {
 	total := s.opts.SafetySteps + s.opts.LivenessSteps
 	for step := 0; step < total; step++ {
 		s.now += s.opts.StepMs
+		s.stats.Steps++
 		if step == s.opts.SafetySteps {
 			if err := s.beginLiveness(); err != nil {
 				return err
@@ -227,6 +275,7 @@ func (s *Sim) injectFaults() error {
 	if f.PartitionMode != PartitionNone {
 		if !s.parted && s.rand.Float64() < f.PartitionProb {
 			s.parted = true
+			s.stats.Partitions++
 			voters := slices.Sorted(func(yield func(int32) bool) {
 				for id := range s.voters {
 					if !yield(id) {
@@ -284,6 +333,7 @@ func (s *Sim) step() error {
 		}
 	}
 	s.workload()
+	s.clusterWork()
 	for _, n := range s.nodes {
 		if n.up {
 			n.finishDueSync()
@@ -298,12 +348,14 @@ func (s *Sim) step() error {
 				return fmt.Errorf("n%d: %w", n.id, err)
 			}
 			s.event("n%d disk fault: %v", n.id, err)
+			s.stats.DiskFaults++
 			s.crash(n)
 			continue
 		}
 		if err := s.check.afterProcess(n); err != nil {
 			return err
 		}
+		n.flushProposals()
 	}
 	return nil
 }

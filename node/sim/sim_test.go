@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kraftd/kraftd/node"
 )
@@ -40,6 +41,8 @@ func TestSimulation(t *testing.T) {
 	var failures atomic.Int32
 	var wg sync.WaitGroup
 	var mu sync.Mutex
+	var total Stats
+	start := time.Now()
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
@@ -49,16 +52,19 @@ func TestSimulation(t *testing.T) {
 				if seed >= end || failures.Load() >= 3 {
 					return
 				}
-				if err := Run(options(uint64(seed))); err != nil {
+				st, err := RunStats(options(uint64(seed)))
+				mu.Lock()
+				total.Add(st)
+				if err != nil {
 					failures.Add(1)
-					mu.Lock()
 					t.Errorf("seed %d: %v\nreplay: go test ./node/sim -run 'TestSimulation$' -sim.seed=%d", seed, err, seed)
-					mu.Unlock()
 				}
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+	t.Logf("seeds %d-%d in %s, %d failed: %+v", *flagFirst, end-1, time.Since(start).Round(time.Second), failures.Load(), total)
 }
 
 // TestCheckerCatchesForgottenVote breaks vote durability on purpose (a
