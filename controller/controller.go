@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,6 +127,31 @@ func (c *Controller) RegisteredControllers() map[int32]metadata.RegisterControll
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return maps.Clone(c.image.Controllers)
+}
+
+// PartitionState is one partition as the committed image holds it.
+type PartitionState struct {
+	TopicID             [16]byte
+	Leader, LeaderEpoch int32
+	PartitionEpoch      int32
+	Replicas, Isr       []int32
+}
+
+// Partition returns partition p of topic as of the last replayed record.
+func (c *Controller) Partition(topic string, p int32) (PartitionState, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	id, ok := c.image.TopicIDs[topic]
+	if !ok {
+		return PartitionState{}, false
+	}
+	t := c.image.Topics[id]
+	if t == nil || p < 0 || int(p) >= len(t.Partitions) || !t.Partitions[p].Exists {
+		return PartitionState{}, false
+	}
+	part := t.Partitions[p]
+	return PartitionState{TopicID: id, Leader: part.Leader, LeaderEpoch: part.LeaderEpoch, PartitionEpoch: part.PartitionEpoch,
+		Replicas: slices.Clone(part.Replicas), Isr: slices.Clone(part.Isr)}, true
 }
 
 // Hash is the image's deterministic hash, for comparing nodes in tests.

@@ -67,14 +67,21 @@ func seedBytes(seed uint64, id int32, incarn uint64) (b [32]byte) {
 type simLog struct{ n *simNode }
 
 func (l simLog) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	p := &node.Proposal{Records: records, Epoch: epoch, Done: done}
+	n := l.n
+	p := &node.Proposal{Records: records, Epoch: epoch}
+	p.Done = func(first int64, err error) {
+		if err == nil {
+			n.s.check.acked(n, first, records)
+		}
+		done(first, err)
+	}
 	if stamp != nil {
 		p.Stamp = func(first int64) {
 			controller.StampOffsets(records, first)
 			stamp(first)
 		}
 	}
-	l.n.proposals = append(l.n.proposals, p)
+	n.proposals = append(n.proposals, p)
 	return nil
 }
 
@@ -155,6 +162,9 @@ func (s *Sim) brokerStep(b *simBroker, now time.Time) {
 		s.register(n, b, now)
 		return
 	}
+	if s.rand.IntN(4) == 0 && s.alterPartition(n, b, now) {
+		return
+	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.SetVersion(1)
 	req.BrokerID, req.BrokerEpoch = b.id, b.epoch
@@ -193,13 +203,45 @@ func (s *Sim) register(n *simNode, b *simBroker, now time.Time) {
 	n.flushProposals()
 }
 
+// alterPartition has the broker change the ISR of a partition it leads,
+// as the node's committed image shows it: down to itself, or back to every
+// replica. It reports whether it sent one.
+func (s *Sim) alterPartition(n *simNode, b *simBroker, now time.Time) bool {
+	name := topicNames[s.rand.IntN(len(topicNames))]
+	p, ok := n.ctl.Partition(name, 0)
+	if !ok || p.Leader != b.id {
+		return false
+	}
+	isr := []int32{b.id}
+	if len(p.Isr) == 1 {
+		isr = p.Replicas
+	}
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.SetVersion(2)
+	req.BrokerID, req.BrokerEpoch = b.id, b.epoch
+	t := kmsg.NewAlterPartitionRequestTopic()
+	t.TopicID = p.TopicID
+	rp := kmsg.NewAlterPartitionRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = 0, p.LeaderEpoch, p.PartitionEpoch, isr
+	t.Partitions = []kmsg.AlterPartitionRequestTopicPartition{rp}
+	req.Topics = []kmsg.AlterPartitionRequestTopic{t}
+	n.core.AlterPartition(now, req, func(resp *kmsg.AlterPartitionResponse, err error) {
+		b.pending = false
+		if err == nil && resp.ErrorCode == 0 {
+			s.stats.AlterPartitions++
+		}
+	})
+	n.flushProposals()
+	return true
+}
+
 func (s *Sim) adminStep(now time.Time) {
 	n := s.target()
 	if n == nil {
 		return
 	}
 	name := topicNames[s.rand.IntN(len(topicNames))]
-	switch s.rand.IntN(4) {
+	switch s.rand.IntN(6) {
 	case 0, 1:
 		req := kmsg.NewPtrCreateTopicsRequest()
 		req.SetVersion(7)
@@ -235,6 +277,26 @@ func (s *Sim) adminStep(now time.Time) {
 		t.Topic, t.Count = name, 2+s.rand.Int32N(4)
 		req.Topics = []kmsg.CreatePartitionsRequestTopic{t}
 		n.core.CreatePartitions(now, req, func(*kmsg.CreatePartitionsResponse, error) {})
+	case 4:
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.SetVersion(1)
+		r := kmsg.NewIncrementalAlterConfigsRequestResource()
+		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		v := fmt.Sprint(60000 * (1 + s.rand.IntN(100)))
+		c.Name, c.Op, c.Value = "retention.ms", kmsg.IncrementalAlterConfigOpSet, &v
+		r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{c}
+		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{r}
+		n.core.IncrementalAlterConfigs(now, req, func(*kmsg.IncrementalAlterConfigsResponse, error) {})
+	case 5:
+		// metadata.version to the level it has: accepted, and writes
+		// nothing new.
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.SetVersion(1)
+		f := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		f.Feature, f.MaxVersionLevel = controller.MetadataVersionFeature, controller.LatestMetadataVersion
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{f}
+		n.core.UpdateFeatures(now, req, func(*kmsg.UpdateFeaturesResponse, error) {})
 	}
 	n.flushProposals()
 }

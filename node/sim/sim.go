@@ -144,6 +144,7 @@ type Stats struct {
 	Elections, Truncations, Snapshots  int64 // leaders elected, logs cut, snapshots installed from a leader
 	Commits                            int64 // the highest committed offset, summed over seeds
 	Registrations, Heartbeats          int64 // answered without error
+	AlterPartitions                    int64 // ISR changes answered without error
 	TopicOps, TopicOpsOK, TopicUnknown int64 // admin operations, answered ok, of unknown outcome
 }
 
