@@ -95,10 +95,10 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 			e.voters[int32(i)] = []quorum.Endpoint{{Name: "CONTROLLER", Host: "localhost", Port: uint16(9090 + i)}}
 		}
 		for i := 1; i <= n; i++ {
-			e.start(t, int32(i), &memlog.Log{}, quorum.HardState{LeaderID: -1, VotedID: -1})
+			e.start(t, int32(i), &memlog.Log{}, quorum.HardState{LeaderID: -1, VotedID: -1}, 0)
 		}
 		for i := 1; i <= obs; i++ {
-			e.start(t, int32(100+i), &memlog.Log{}, quorum.HardState{LeaderID: -1, VotedID: -1})
+			e.start(t, int32(100+i), &memlog.Log{}, quorum.HardState{LeaderID: -1, VotedID: -1}, 0)
 		}
 		e.printStatus()
 	case "tick":
@@ -186,8 +186,7 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		n.log.Crash(nil)
 	case "restart":
 		n := e.nodes[parseIDs(c.args[0])[0]]
-		e.start(t, n.id, n.log, n.hs)
-		e.nodes[n.id].now = n.now
+		e.start(t, n.id, n.log, n.hs, n.now)
 		e.printStatus()
 	case "snapshot":
 		// Example: snapshot 1 — compact node 1's log up to its high watermark.
@@ -294,9 +293,10 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 	return e.out.String()
 }
 
-func (e *interactionEnv) start(t *testing.T, id int32, log *memlog.Log, hs quorum.HardState) {
+func (e *interactionEnv) start(t *testing.T, id int32, log *memlog.Log, hs quorum.HardState, now int64) {
 	cfg := quorum.Config{
 		NodeID:    id,
+		NowMs:     now,
 		ClusterID: "test-cluster",
 		Voters:    e.voters,
 		Rand:      rand.New(rand.NewPCG(uint64(id), 7)),
@@ -314,7 +314,7 @@ func (e *interactionEnv) start(t *testing.T, id int32, log *memlog.Log, hs quoru
 		t.Fatal(err)
 	}
 	st := n.Status()
-	e.nodes[id] = &envNode{id: id, node: n, log: log, hs: hs, role: st.Role, epoch: st.Epoch}
+	e.nodes[id] = &envNode{id: id, node: n, log: log, hs: hs, now: now, role: st.Role, epoch: st.Epoch}
 }
 
 // processReady applies every node's Ready, queueing its messages.

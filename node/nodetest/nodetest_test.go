@@ -63,8 +63,10 @@ func TestSingleVoterLifecycle(t *testing.T) {
 	if err := h.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	if st := h.Status(); st.EndOffset != 2 || st.HighWatermark != 2 {
-		t.Fatalf("after the restart: %+v; want the log and the snapshot ending at 2", st)
+	// Its election timer runs from the restart, not from time 0: it is
+	// still Resigned, in the epoch it led.
+	if st := h.Status(); st.Role != quorum.RoleResigned || st.Epoch != 1 || st.EndOffset != 2 || st.HighWatermark != 2 {
+		t.Fatalf("after the restart: %+v; want Resigned in epoch 1, the log and the snapshot ending at 2", st)
 	}
 	if snap, ok := h.LatestSnapshot(); !ok || snap.EndOffset != 2 {
 		t.Fatalf("latest snapshot after the restart: %v %v", snap, ok)
