@@ -21,6 +21,10 @@ const (
 	Appended
 	SnapshotInstalled
 	Replayed
+	// Sent: a message left through the transport (a request to a peer or
+	// an answer to a delivered request), so a test can see what left
+	// before or after what was written.
+	Sent
 )
 
 // Event is one thing the loop did to the disk or the state machine.
@@ -30,6 +34,7 @@ type Event struct {
 	Offset    int64             // Truncated: the new log end; Replayed: the end replayed to
 	Batches   []byte            // Appended
 	Snapshot  quorum.SnapshotID // SnapshotInstalled
+	Message   quorum.Message    // Sent
 }
 
 func (e Event) String() string {
@@ -46,6 +51,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("installed snapshot %d@%d", e.Snapshot.EndOffset, e.Snapshot.Epoch)
 	case Replayed:
 		return fmt.Sprintf("replayed to %d", e.Offset)
+	case Sent:
+		return fmt.Sprintf("sent to %d", e.Message.To)
 	}
 	return "event?"
 }
@@ -54,7 +61,7 @@ func (e Event) String() string {
 type transport struct{ h *Node }
 
 func (t transport) Send(to int32, reqID uint64, req kmsg.Request) {
-	t.h.outbox = append(t.h.outbox, quorum.Message{From: t.h.cfg.ID, To: to, ReqID: reqID, Request: req})
+	t.h.send(quorum.Message{From: t.h.cfg.ID, To: to, ReqID: reqID, Request: req})
 }
 
 func (t transport) MaxVersion(peer int32, key int16) (int16, bool) {

@@ -217,9 +217,15 @@ func (h *Node) Deliver(m quorum.Message) bool {
 		return true
 	}
 	h.Inbound(m.Request, func(resp kmsg.Response) {
-		h.outbox = append(h.outbox, quorum.Message{From: h.cfg.ID, To: m.From, ReqID: m.ReqID, Response: resp})
+		h.send(quorum.Message{From: h.cfg.ID, To: m.From, ReqID: m.ReqID, Response: resp})
 	})
 	return true
+}
+
+// send puts m in the outbox and notes in the events when it left.
+func (h *Node) send(m quorum.Message) {
+	h.outbox = append(h.outbox, m)
+	h.events = append(h.events, Event{Kind: Sent, Message: m})
 }
 
 // Inbound steps req with a reply of the test's own. The reply is dropped
