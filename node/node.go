@@ -123,6 +123,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		RetryBackoffMs:       cfg.RetryBackoffMs,
 		IdleIntervalMs:       cfg.IdleIntervalMs,
 		Rand:                 env.Rand,
+		NowMs:                n.nowMs(),
 		HardState:            disk.HardState,
 		Log:                  disk.QuorumLog(),
 		IdleRecord:           func() []byte { return noOp },

@@ -9,13 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/node/nodetest"
 	"github.com/kraftd/kraftd/quorum"
-	"github.com/kraftd/kraftd/quorum/memlog"
-	"github.com/kraftd/kraftd/storage/batch"
-	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestInteraction runs every transcript in testdata/.
+// TestInteraction runs every transcript in testdata/. Each node is the
+// production runtime (node.Node over a MemFS directory, through
+// node/nodetest); this file only routes messages between them and prints
+// what happened.
 func TestInteraction(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.txt")
 	if len(files) == 0 {
@@ -29,15 +33,15 @@ func TestInteraction(t *testing.T) {
 	}
 }
 
+// clusterID is every transcript node's cluster.id; `send` uses it unless
+// told otherwise.
+const clusterID = "test-cluster"
+
 type envNode struct {
-	id    int32
-	node  *quorum.Node
-	log   *memlog.Log
-	hs    quorum.HardState
-	now   int64
+	*nodetest.Node
 	role  quorum.Role
 	epoch int32
-	down  bool
+	fatal bool // its loop stopped on a fatal error (printed once)
 }
 
 type interactionEnv struct {
@@ -79,297 +83,276 @@ func parseIDs(s string) []int32 {
 	return out
 }
 
+// node is the node named by the command's first argument.
+func (e *interactionEnv) node(c testCmd) *envNode { return e.nodes[parseIDs(c.args[0])[0]] }
+
 func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 	e.out.Reset()
-	switch c.name {
-	case "add-nodes":
-		// Example: add-nodes 3 observers=1 old-vote=(3)
-		n, _ := strconv.Atoi(c.args[0])
-		obs, _ := strconv.Atoi(c.arg("observers", "0"))
-		e.voters = map[int32][]quorum.Endpoint{}
-		e.oldVote = map[int32]bool{}
-		for _, id := range parseIDs(c.arg("old-vote", "")) {
-			e.oldVote[id] = true
-		}
-		for i := 1; i <= n; i++ {
-			e.voters[int32(i)] = []quorum.Endpoint{{Name: "CONTROLLER", Host: "localhost", Port: uint16(9090 + i)}}
-		}
-		for i := 1; i <= n; i++ {
-			e.start(t, int32(i), &memlog.Log{}, quorum.HardState{LeaderID: -1, VotedID: -1})
-		}
-		for i := 1; i <= obs; i++ {
-			e.start(t, int32(100+i), &memlog.Log{}, quorum.HardState{LeaderID: -1, VotedID: -1})
-		}
-		e.printStatus()
-	case "tick":
-		// Example: tick 500 [node=1]
-		ms, _ := strconv.ParseInt(c.args[0], 10, 64)
-		only := parseIDs(c.arg("node", ""))
-		for _, id := range e.ids() {
-			if n := e.nodes[id]; !n.down && (len(only) == 0 || slices.Contains(only, id)) {
-				n.now += ms
-				n.node.Tick(n.now)
+	handlers := map[string]func(*testing.T, testCmd){
+		"add-nodes": e.addNodes,
+		"tick":      e.tick,
+		"campaign":  e.campaign,
+		"stabilize": func(t *testing.T, _ testCmd) { e.stabilize(t) },
+		"run":       e.run,
+		"isolate":   e.isolate,
+		"heal":      func(*testing.T, testCmd) { clear(e.cut) },
+		"hold":      e.hold,
+		"release":   e.release,
+		"propose":   e.propose,
+		"resign": func(_ *testing.T, c testCmd) {
+			e.node(c).Runtime().Resign()
+			e.process()
+		},
+		// A crash keeps what the MemFS keeps of the disk after a power
+		// loss; messages the node sent before stay on the wire but are
+		// dropped at delivery, as the node is down.
+		"crash":    func(_ *testing.T, c testCmd) { e.node(c).Crash() },
+		"restart":  e.restart,
+		"snapshot": e.snapshot,
+		"status":   func(*testing.T, testCmd) { e.printStatus() },
+		"log": func(_ *testing.T, c testCmd) {
+			for _, id := range parseIDs(strings.Join(c.args, ",")) {
+				e.printLog(id)
 			}
-		}
-		e.processReady()
-	case "campaign":
-		// Example: campaign 1 — let node 1's election (or fetch) timer expire.
-		for _, id := range parseIDs(c.args[0]) {
-			n := e.nodes[id]
-			n.now += 4000
-			n.node.Tick(n.now)
-		}
-		e.processReady()
-	case "stabilize":
-		e.stabilize(t)
-	case "run":
-		// Example: run 3000 — advance every node's clock in 50 ms steps,
-		// stabilizing after each, and print only role changes.
-		ms, _ := strconv.ParseInt(c.args[0], 10, 64)
-		for elapsed := int64(0); elapsed < ms; elapsed += 50 {
-			for _, id := range e.ids() {
-				if n := e.nodes[id]; !n.down {
-					n.now += 50
-					n.node.Tick(n.now)
-				}
-			}
-			e.stabilize(t)
-		}
-		var keep []string
-		for _, l := range strings.Split(e.out.String(), "\n") {
-			if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") {
-				keep = append(keep, l)
-			}
-		}
-		e.out.Reset()
-		e.out.WriteString(strings.Join(keep, "\n"))
-	case "isolate":
-		// Example: isolate 1 — cut every link to and from node 1.
-		for _, id := range parseIDs(c.args[0]) {
-			for _, other := range e.ids() {
-				e.cut[[2]int32{id, other}] = true
-				e.cut[[2]int32{other, id}] = true
-			}
-		}
-	case "heal":
-		clear(e.cut)
-	case "hold":
-		// Example: hold 3->1 FetchResponse — keep back the next FetchResponse
-		// from node 3 to node 1 until release.
-		from, to, _ := strings.Cut(c.args[0], "->")
-		e.holds = append(e.holds, holdRule{from: parseIDs(from)[0], to: parseIDs(to)[0], kind: c.args[1]})
-	case "release":
-		// Deliver every held message, oldest first, then stabilize.
-		e.queue = append(e.held, e.queue...)
-		e.held, e.holds = nil, nil
-		e.stabilize(t)
-	case "propose":
-		// Example: propose 1 a b c
-		n := e.nodes[parseIDs(c.args[0])[0]]
-		var recs [][]byte
-		for _, v := range c.args[1:] {
-			recs = append(recs, []byte(v))
-		}
-		base, epoch, err := n.node.Propose(recs)
-		if err != nil {
-			e.printf("error: %v\n", err)
-		} else {
-			e.printf("base=%d epoch=%d\n", base, epoch)
-		}
-		e.processReady()
-	case "resign":
-		e.nodes[parseIDs(c.args[0])[0]].node.Resign()
-		e.processReady()
-	case "crash":
-		n := e.nodes[parseIDs(c.args[0])[0]]
-		n.down = true
-		n.log.Crash(nil)
-	case "restart":
-		n := e.nodes[parseIDs(c.args[0])[0]]
-		e.start(t, n.id, n.log, n.hs)
-		e.nodes[n.id].now = n.now
-		e.printStatus()
-	case "snapshot":
-		// Example: snapshot 1 — compact node 1's log up to its high watermark.
-		n := e.nodes[parseIDs(c.args[0])[0]]
-		hw := n.node.Status().HighWatermark
-		if err := n.log.TakeSnapshot(hw); err != nil {
-			e.printf("error: %v\n", err)
-		}
-		id, _ := n.log.LatestSnapshot()
-		e.printf("snapshot %d@%d start=%d\n", id.EndOffset, id.Epoch, n.log.StartOffset())
-	case "status":
-		e.printStatus()
-	case "log":
-		for _, id := range parseIDs(strings.Join(c.args, ",")) {
-			e.printLog(id)
-		}
-	case "send":
-		// Example: send fetch to=1 from=9 epoch=1 offset=0 last-epoch=0
-		//          send vote to=2 from=9 epoch=3 last=0@0 pre voter=2
-		// Steps one hand-made request and prints the direct answer.
-		to := parseIDs(c.arg("to", "1"))[0]
-		from := parseIDs(c.arg("from", "9"))[0]
-		num := func(k string, def int64) int64 {
-			v, _ := strconv.ParseInt(c.arg(k, strconv.FormatInt(def, 10)), 10, 64)
-			return v
-		}
-		cluster := c.arg("cluster", "test-cluster")
-		var req kmsg.Request
-		switch c.args[0] {
-		case "fetch":
-			r := kmsg.NewPtrFetchRequest()
-			r.Version = int16(num("version", 18))
-			r.ClusterID = &cluster
-			r.ReplicaID, r.ReplicaState.ID = from, from
-			r.MaxWaitMillis = int32(num("maxwait", 0))
-			p := kmsg.NewFetchRequestTopicPartition()
-			p.CurrentLeaderEpoch = int32(num("epoch", 0))
-			p.FetchOffset = num("offset", 0)
-			p.LastFetchedEpoch = int32(num("last-epoch", 0))
-			tp := kmsg.NewFetchRequestTopic()
-			tp.Topic, tp.TopicID = quorum.MetadataTopic, quorum.MetadataTopicID
-			if c.has("bad-topic") {
-				tp.TopicID = [16]byte{1}
-			}
-			tp.Partitions = []kmsg.FetchRequestTopicPartition{p}
-			r.Topics = []kmsg.FetchRequestTopic{tp}
-			req = r
-		case "vote":
-			r := kmsg.NewPtrVoteRequest()
-			r.Version = int16(num("version", 2))
-			r.ClusterID = &cluster
-			r.VoterID = int32(num("voter", int64(to)))
-			p := kmsg.NewVoteRequestTopicPartition()
-			p.CandidateEpoch = int32(num("epoch", 0))
-			p.CandidateID = int32(num("candidate", int64(from)))
-			off, ep, _ := strings.Cut(c.arg("last", "0@0"), "@")
-			lo, _ := strconv.ParseInt(off, 10, 64)
-			le, _ := strconv.ParseInt(ep, 10, 32)
-			p.LastOffset, p.LastOffsetEpoch = lo, int32(le)
-			p.PreVote = c.has("pre")
-			tp := kmsg.NewVoteRequestTopic()
-			tp.Topic = quorum.MetadataTopic
-			tp.Partitions = []kmsg.VoteRequestTopicPartition{p}
-			r.Topics = []kmsg.VoteRequestTopic{tp}
-			req = r
-		}
-		if err := e.nodes[to].node.Step(quorum.Message{From: from, To: to, ReqID: 1, Request: req}); err != nil {
-			e.printf("error: %v\n", err)
-		}
-		n := e.nodes[to]
-		rd := n.node.Ready()
-		for _, m := range rd.Messages {
-			if m.To == from {
-				e.printf("%s\n", describeMessage(m))
-			}
-		}
-		if rd.HardState != nil {
-			e.printf("n%d persists epoch=%d voted=%d leader=%d\n", to, rd.HardState.LeaderEpoch, rd.HardState.VotedID, rd.HardState.LeaderID)
-		}
-		rd.Messages = slices.DeleteFunc(rd.Messages, func(m quorum.Message) bool { return m.To == from })
-		e.apply(n, rd)
-	case "describe":
-		id := parseIDs(c.args[0])[0]
-		req := kmsg.NewPtrDescribeQuorumRequest()
-		req.Version = 2
-		tp := kmsg.NewDescribeQuorumRequestTopic()
-		tp.Topic = quorum.MetadataTopic
-		tp.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}
-		req.Topics = []kmsg.DescribeQuorumRequestTopic{tp}
-		if err := e.nodes[id].node.Step(quorum.Message{From: -1, To: id, ReqID: 1, Request: req}); err != nil {
-			e.printf("error: %v\n", err)
-		}
-		rd := e.nodes[id].node.Ready()
-		for _, m := range rd.Messages {
-			if r, ok := m.Response.(*kmsg.DescribeQuorumResponse); ok {
-				e.describeQuorum(r)
-			}
-		}
-		rd.Messages = slices.DeleteFunc(rd.Messages, func(m quorum.Message) bool { return m.To == -1 })
-		e.apply(e.nodes[id], rd)
-	default:
+		},
+		"send":     e.send,
+		"describe": e.describe,
+	}
+	h, ok := handlers[c.name]
+	if !ok {
 		t.Fatalf("%s: unknown command %q", c.pos, c.name)
 	}
+	h(t, c)
 	return e.out.String()
 }
 
-func (e *interactionEnv) start(t *testing.T, id int32, log *memlog.Log, hs quorum.HardState) {
-	cfg := quorum.Config{
-		NodeID:    id,
-		ClusterID: "test-cluster",
-		Voters:    e.voters,
-		Rand:      rand.New(rand.NewPCG(uint64(id), 7)),
-		HardState: hs,
-		Log:       log,
-		PeerVersions: func(peer int32, key int16) int16 {
-			if key == 52 && e.oldVote[peer] {
-				return 1
+// addNodes starts a new cluster of formatted nodes.
+// Example: add-nodes 3 observers=1 old-vote=(3)
+func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
+	n, _ := strconv.Atoi(c.args[0])
+	obs, _ := strconv.Atoi(c.arg("observers", "0"))
+	clear(e.nodes)
+	e.voters = map[int32][]quorum.Endpoint{}
+	e.oldVote = map[int32]bool{}
+	for _, id := range parseIDs(c.arg("old-vote", "")) {
+		e.oldVote[id] = true
+	}
+	for i := 1; i <= n; i++ {
+		e.voters[int32(i)] = []quorum.Endpoint{{Name: "CONTROLLER", Host: "localhost", Port: uint16(9090 + i)}}
+	}
+	var ids []int32
+	for i := 1; i <= n; i++ {
+		ids = append(ids, int32(i))
+	}
+	for i := 1; i <= obs; i++ {
+		ids = append(ids, int32(100+i))
+	}
+	for _, id := range ids {
+		h, err := nodetest.New(nodetest.Config{
+			ID: id, Voters: e.voters, ClusterID: clusterID,
+			// A metadata.version in the bootstrap snapshot lets `snapshot`
+			// write a real metadata snapshot; the log stays as proposed.
+			Features: []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: controller.LatestMetadataVersion}},
+			// The same election jitter at every start.
+			Rand: func() *rand.Rand { return rand.New(rand.NewPCG(uint64(id), 7)) },
+			PeerVersion: func(peer int32, key int16) (int16, bool) {
+				if key == 52 && e.oldVote[peer] {
+					return 1, true
+				}
+				return 0, false
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.nodes[id] = e.track(h)
+	}
+	e.printStatus()
+}
+
+func (e *interactionEnv) track(h *nodetest.Node) *envNode {
+	st := h.Status()
+	return &envNode{Node: h, role: st.Role, epoch: st.Epoch}
+}
+
+// tick advances the clock of every node (or of those named) and runs
+// their loops once; messages wait for stabilize.
+// Example: tick 500 [node=1]
+func (e *interactionEnv) tick(_ *testing.T, c testCmd) {
+	ms, _ := strconv.ParseInt(c.args[0], 10, 64)
+	only := parseIDs(c.arg("node", ""))
+	for _, id := range e.ids() {
+		if n := e.nodes[id]; n.Up() && (len(only) == 0 || slices.Contains(only, id)) {
+			n.Advance(ms)
+		}
+	}
+	e.process()
+}
+
+// campaign lets the named nodes' election (or fetch) timers expire.
+// Example: campaign 1
+func (e *interactionEnv) campaign(_ *testing.T, c testCmd) {
+	for _, id := range parseIDs(c.args[0]) {
+		e.nodes[id].Advance(4000)
+	}
+	e.process()
+}
+
+// run advances every node's clock in 50 ms steps, stabilizing after each,
+// and prints only role changes, errors, truncations and snapshot installs.
+// Example: run 3000
+func (e *interactionEnv) run(t *testing.T, c testCmd) {
+	ms, _ := strconv.ParseInt(c.args[0], 10, 64)
+	for elapsed := int64(0); elapsed < ms; elapsed += 50 {
+		for _, id := range e.ids() {
+			if n := e.nodes[id]; n.Up() {
+				n.Advance(50)
 			}
-			return -1
+		}
+		e.stabilize(t)
+	}
+	var keep []string
+	for _, l := range strings.Split(e.out.String(), "\n") {
+		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") {
+			keep = append(keep, l)
+		}
+	}
+	e.out.Reset()
+	e.out.WriteString(strings.Join(keep, "\n"))
+}
+
+// isolate cuts every link to and from the named nodes.
+// Example: isolate 1
+func (e *interactionEnv) isolate(_ *testing.T, c testCmd) {
+	for _, id := range parseIDs(c.args[0]) {
+		for _, other := range e.ids() {
+			e.cut[[2]int32{id, other}] = true
+			e.cut[[2]int32{other, id}] = true
+		}
+	}
+}
+
+// hold keeps back the next message of a kind on a link until release.
+// Example: hold 3->1 FetchResponse
+func (e *interactionEnv) hold(_ *testing.T, c testCmd) {
+	from, to, _ := strings.Cut(c.args[0], "->")
+	e.holds = append(e.holds, holdRule{from: parseIDs(from)[0], to: parseIDs(to)[0], kind: c.args[1]})
+}
+
+// release delivers every held message, oldest first, then stabilizes.
+func (e *interactionEnv) release(t *testing.T, _ testCmd) {
+	e.queue = append(e.held, e.queue...)
+	e.held, e.holds = nil, nil
+	e.stabilize(t)
+}
+
+// propose hands values to a node as one proposal of metadata records
+// (cluster-level broker configs named by the value) and prints where the
+// leader put them, or why it refused them.
+// Example: propose 1 a b c
+func (e *interactionEnv) propose(_ *testing.T, c testCmd) {
+	n := e.node(c)
+	var recs []metadata.Record
+	for _, v := range c.args[1:] {
+		recs = append(recs, &metadata.ConfigRecord{ResourceType: 4, Name: v, Value: &v})
+	}
+	base, answered := int64(-1), false
+	p := &node.Proposal{
+		Records: recs,
+		Stamp:   func(first int64) { base = first },
+		Done: func(_ int64, err error) {
+			if err != nil && !answered {
+				e.printf("error: %v\n", err)
+			}
+			answered = true
 		},
 	}
-	n, err := quorum.New(cfg)
-	if err != nil {
+	n.Runtime().Propose(p)
+	switch {
+	case answered: // refused at once, printed by Done
+	case base < 0:
+		e.printf("held until the epoch commits\n")
+	default:
+		e.printf("base=%d epoch=%d\n", base, n.Status().Epoch)
+	}
+	answered = true // later answers (the commit) are not printed
+	e.process()
+}
+
+// restart starts a crashed (or running) node again on its disk.
+func (e *interactionEnv) restart(t *testing.T, c testCmd) {
+	n := e.node(c)
+	if err := n.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	st := n.Status()
-	e.nodes[id] = &envNode{id: id, node: n, log: log, hs: hs, role: st.Role, epoch: st.Epoch}
+	e.nodes[n.ID()] = e.track(n.Node)
+	e.printStatus()
 }
 
-// processReady applies every node's Ready, queueing its messages.
-func (e *interactionEnv) processReady() bool {
-	any := false
+// snapshot compacts a node's log up to its high watermark: it writes a
+// snapshot at the last whole committed batch and deletes the log before it.
+// Example: snapshot 1
+func (e *interactionEnv) snapshot(_ *testing.T, c testCmd) {
+	n := e.node(c)
+	id, err := n.Runtime().SnapshotNow()
+	if err != nil {
+		e.printf("error: %v\n", err)
+	}
+	e.printf("snapshot %d@%d start=%d\n", id.EndOffset, id.Epoch, n.Disk().Log.StartOffset())
+}
+
+// process runs the loop of every node that is up, in id order, queues what
+// each sent and prints what changed; it reports whether anything did.
+func (e *interactionEnv) process() bool {
+	moved := false
 	for _, id := range e.ids() {
-		n := e.nodes[id]
-		if n.down || !n.node.HasReady() {
-			continue
+		if e.processNode(e.nodes[id], false) {
+			moved = true
 		}
-		any = true
-		e.apply(n, n.node.Ready())
 	}
-	return any
+	return moved
 }
 
-func (e *interactionEnv) apply(n *envNode, rd quorum.Ready) {
-	if rd.HardState != nil {
-		n.hs = *rd.HardState
+// processNode runs one node's loop. Quorum-state writes are printed only
+// when persists is set (a hand-stepped request shows what it made durable).
+func (e *interactionEnv) processNode(n *envNode, persists bool) bool {
+	if !n.Up() {
+		return false
 	}
-	if rd.SnapshotWrite != nil {
-		if err := n.log.WriteSnapshot(*rd.SnapshotWrite); err != nil {
-			e.printf("n%d snapshot error: %v\n", n.id, err)
+	if err := n.Process(); err != nil && !n.fatal {
+		n.fatal = true
+		e.printf("n%d error: %v\n", n.ID(), err)
+	}
+	moved := false
+	for _, ev := range n.Events() {
+		switch ev.Kind {
+		case nodetest.Truncated, nodetest.SnapshotInstalled:
+			e.printf("n%d %s\n", n.ID(), ev)
+		case nodetest.HardStateWritten:
+			if persists {
+				hs := ev.HardState
+				e.printf("n%d persists epoch=%d voted=%d leader=%d\n", n.ID(), hs.LeaderEpoch, hs.VotedID, hs.LeaderID)
+			}
 		}
-		if rd.SnapshotWrite.Done {
-			e.printf("n%d installed snapshot %d@%d\n", n.id, rd.SnapshotWrite.ID.EndOffset, rd.SnapshotWrite.ID.Epoch)
-		}
+		moved = true
 	}
-	if rd.Truncate != nil {
-		e.printf("n%d truncated to %d\n", n.id, *rd.Truncate)
-		n.log.TruncateTo(*rd.Truncate)
+	if st := n.Status(); st.Role != n.role || st.Epoch != n.epoch {
+		e.printf("n%d became %s epoch=%d leader=%d\n", n.ID(), st.Role, st.Epoch, st.LeaderID)
+		n.role, n.epoch = st.Role, st.Epoch
+		moved = true
 	}
-	if len(rd.Append) > 0 {
-		if err := n.log.Append(rd.Append); err != nil {
-			e.printf("n%d append error: %v\n", n.id, err)
-		}
-	}
-	if rd.MustSync {
-		n.log.Sync()
-	}
-	if rd.SoftState.Role != n.role || rd.SoftState.Epoch != n.epoch {
-		e.printf("n%d became %s epoch=%d leader=%d\n", n.id, rd.SoftState.Role, rd.SoftState.Epoch, rd.SoftState.LeaderID)
-		n.role, n.epoch = rd.SoftState.Role, rd.SoftState.Epoch
-	}
-	e.queue = append(e.queue, rd.Messages...)
-	n.node.Advance()
+	msgs := n.Messages()
+	e.queue = append(e.queue, msgs...)
+	return moved || len(msgs) > 0
 }
 
-// stabilize delivers messages and applies Readys until nothing moves.
+// stabilize delivers messages and runs loops until nothing moves.
 func (e *interactionEnv) stabilize(t *testing.T) {
 	for round := 0; ; round++ {
 		if round > 1000 {
 			t.Fatal("stabilize did not converge")
 		}
-		moved := e.processReady()
+		moved := e.process()
 		if len(e.queue) == 0 {
 			if !moved {
 				return
@@ -379,26 +362,24 @@ func (e *interactionEnv) stabilize(t *testing.T) {
 		msgs := e.queue
 		e.queue = nil
 		for _, m := range msgs {
-			to := e.nodes[m.To]
-			if to == nil || to.down || e.cut[[2]int32{m.From, m.To}] || e.nodes[m.From].down {
+			to, from := e.nodes[m.To], e.nodes[m.From]
+			if to == nil || !to.Up() || e.cut[[2]int32{m.From, m.To}] || from == nil || !from.Up() {
 				e.printf("%s (dropped)\n", describeMessage(m))
 				continue
 			}
-			if e.hold(m) {
+			if e.holdMessage(m) {
 				e.printf("%s (held)\n", describeMessage(m))
 				continue
 			}
 			e.printf("%s\n", describeMessage(m))
-			if err := to.node.Step(m); err != nil {
-				e.printf("n%d error: %v\n", m.To, err)
-			}
+			to.Deliver(m)
 		}
 	}
 }
 
-// hold takes m out of the traffic if a hold rule wants it; each rule holds
-// one message.
-func (e *interactionEnv) hold(m quorum.Message) bool {
+// holdMessage takes m out of the traffic if a hold rule wants it; each rule
+// holds one message.
+func (e *interactionEnv) holdMessage(m quorum.Message) bool {
 	desc := describeMessage(m)
 	for i, h := range e.holds {
 		if h.from == m.From && h.to == m.To && strings.HasPrefix(desc, fmt.Sprintf("%d->%d %s ", m.From, m.To, h.kind)) {
@@ -413,139 +394,31 @@ func (e *interactionEnv) hold(m quorum.Message) bool {
 func (e *interactionEnv) printStatus() {
 	for _, id := range e.ids() {
 		n := e.nodes[id]
-		if n.down {
+		if !n.Up() {
 			e.printf("n%d down\n", id)
 			continue
 		}
-		s := n.node.Status()
+		s := n.Status()
 		e.printf("n%d %s epoch=%d leader=%d voted=%d hw=%d end=%d@%d\n", id, s.Role, s.Epoch, s.LeaderID, s.VotedID, s.HighWatermark, s.EndOffset, s.LastEpoch)
 	}
 }
 
 func (e *interactionEnv) printLog(id int32) {
 	n := e.nodes[id]
+	if !n.Up() {
+		e.printf("n%d down\n", id)
+		return
+	}
 	var parts []string
-	if snap, ok := n.log.LatestSnapshot(); ok {
+	if snap, ok := n.LatestSnapshot(); ok {
 		parts = append(parts, fmt.Sprintf("snap(%d@%d)", snap.EndOffset, snap.Epoch))
 	}
-	for _, b := range n.log.Batches() {
-		parts = append(parts, describeBatch(b.Raw))
+	batches, err := n.Batches()
+	for _, b := range batches {
+		parts = append(parts, describeBatch(b))
+	}
+	if err != nil {
+		parts = append(parts, "<"+err.Error()+">")
 	}
 	e.printf("n%d: %s\n", id, strings.Join(parts, " "))
-}
-
-// describeBatch renders a batch as [base-last@epoch values] with control
-// records named by type.
-func describeBatch(raw []byte) string {
-	b, err := batch.Decode(raw)
-	if err != nil {
-		return "<" + err.Error() + ">"
-	}
-	var vals []string
-	for _, r := range b.Records {
-		if b.IsControl() {
-			switch quorum.ControlType(r.Key) {
-			case 2:
-				vals = append(vals, "LeaderChange")
-			case 5:
-				vals = append(vals, "KRaftVersion")
-			case 6:
-				vals = append(vals, "Voters")
-			default:
-				vals = append(vals, "control?")
-			}
-			continue
-		}
-		vals = append(vals, string(r.Value))
-	}
-	return fmt.Sprintf("[%d-%d@%d %s]", b.BaseOffset, b.LastOffset(), b.PartitionLeaderEpoch, strings.Join(vals, ","))
-}
-
-func describeBatches(raw []byte) string {
-	var parts []string
-	_, _ = batch.Walk(raw, func(_ batch.Header, b []byte) error {
-		parts = append(parts, describeBatch(b))
-		return nil
-	})
-	return strings.Join(parts, "")
-}
-
-func describeMessage(m quorum.Message) string {
-	head := fmt.Sprintf("%d->%d", m.From, m.To)
-	switch r := m.Request.(type) {
-	case *kmsg.VoteRequest:
-		p := r.Topics[0].Partitions[0]
-		kind := "Vote"
-		if p.PreVote {
-			kind = "PreVote"
-		}
-		return fmt.Sprintf("%s %s v%d epoch=%d last=%d@%d", head, kind, r.Version, p.CandidateEpoch, p.LastOffset, p.LastOffsetEpoch)
-	case *kmsg.BeginQuorumEpochRequest:
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s BeginQuorumEpoch leader=%d epoch=%d", head, p.LeaderID, p.LeaderEpoch)
-	case *kmsg.EndQuorumEpochRequest:
-		p := r.Topics[0].Partitions[0]
-		var pref []int32
-		for _, c := range p.PreferredCandidates {
-			pref = append(pref, c.CandidateID)
-		}
-		return fmt.Sprintf("%s EndQuorumEpoch leader=%d epoch=%d preferred=%v", head, p.LeaderID, p.LeaderEpoch, pref)
-	case *kmsg.FetchRequest:
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s Fetch epoch=%d offset=%d lastEpoch=%d hw=%d", head, p.CurrentLeaderEpoch, p.FetchOffset, p.LastFetchedEpoch, p.HighWatermark)
-	case *kmsg.FetchSnapshotRequest:
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s FetchSnapshot epoch=%d id=%d@%d pos=%d", head, p.CurrentLeaderEpoch, p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position)
-	}
-	if m.Err != nil {
-		return fmt.Sprintf("%s failed: %v", head, m.Err)
-	}
-	switch r := m.Response.(type) {
-	case *kmsg.VoteResponse:
-		if len(r.Topics) == 0 {
-			return fmt.Sprintf("%s VoteResponse err=%d", head, r.ErrorCode)
-		}
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s VoteResponse err=%d leader=%d epoch=%d granted=%t", head, p.ErrorCode, p.LeaderID, p.LeaderEpoch, p.VoteGranted)
-	case *kmsg.BeginQuorumEpochResponse:
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s BeginQuorumEpochResponse err=%d leader=%d epoch=%d", head, p.ErrorCode, p.LeaderID, p.LeaderEpoch)
-	case *kmsg.EndQuorumEpochResponse:
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s EndQuorumEpochResponse err=%d leader=%d epoch=%d", head, p.ErrorCode, p.LeaderID, p.LeaderEpoch)
-	case *kmsg.FetchResponse:
-		if len(r.Topics) == 0 {
-			return fmt.Sprintf("%s FetchResponse err=%d", head, r.ErrorCode)
-		}
-		p := r.Topics[0].Partitions[0]
-		s := fmt.Sprintf("%s FetchResponse err=%d leader=%d epoch=%d hw=%d", head, p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch, p.HighWatermark)
-		if p.DivergingEpoch.Epoch >= 0 {
-			s += fmt.Sprintf(" diverging=%d@%d", p.DivergingEpoch.EndOffset, p.DivergingEpoch.Epoch)
-		}
-		if p.SnapshotID.Epoch >= 0 {
-			s += fmt.Sprintf(" snapshot=%d@%d", p.SnapshotID.EndOffset, p.SnapshotID.Epoch)
-		}
-		if len(p.RecordBatches) > 0 {
-			s += " " + describeBatches(p.RecordBatches)
-		}
-		return s
-	case *kmsg.FetchSnapshotResponse:
-		p := r.Topics[0].Partitions[0]
-		return fmt.Sprintf("%s FetchSnapshotResponse err=%d id=%d@%d pos=%d size=%d bytes=%d", head, p.ErrorCode, p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position, p.Size, len(p.Bytes))
-	}
-	return head + " ?"
-}
-
-func (e *interactionEnv) describeQuorum(r *kmsg.DescribeQuorumResponse) {
-	p := r.Topics[0].Partitions[0]
-	e.printf("err=%d leader=%d epoch=%d hw=%d\n", p.ErrorCode, p.LeaderID, p.LeaderEpoch, p.HighWatermark)
-	for _, v := range p.CurrentVoters {
-		e.printf("  voter %d leo=%d lastFetch=%d caughtUp=%d\n", v.ReplicaID, v.LogEndOffset, v.LastFetchTimestamp, v.LastCaughtUpTimestamp)
-	}
-	for _, v := range p.Observers {
-		e.printf("  observer %d leo=%d lastFetch=%d caughtUp=%d\n", v.ReplicaID, v.LogEndOffset, v.LastFetchTimestamp, v.LastCaughtUpTimestamp)
-	}
-	for _, n := range r.Nodes {
-		e.printf("  node %d %s:%d\n", n.NodeID, n.Listeners[0].Host, n.Listeners[0].Port)
-	}
 }

@@ -117,7 +117,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, id: cfg.NodeID, log: cfg.Log, rand: cfg.Rand,
-		leaderID: -1, votedID: -1, hw: -1, prevHW: -1,
+		leaderID: -1, votedID: -1, hw: -1, prevHW: -1, now: cfg.NowMs,
 		reqs:      newRequestTracker(),
 		persisted: cfg.HardState,
 	}

@@ -79,14 +79,19 @@ func (t *requestTracker) canSend(peer int32, key int16, now int64) bool {
 func (t *requestTracker) backoff(peer int32, until int64) { t.retryAt[peer] = until }
 
 // leaveRole stops the requests of a role that ended from blocking the next
-// role's: Vote, Fetch and FetchSnapshot may go out again at once. Their late
-// answers are still matched by ReqID and dropped by role and epoch.
+// role's: Vote, Fetch and FetchSnapshot may go out again at once, and no
+// peer stays backed off for an answer the old role got (Apache resets every
+// connection on a transition), so a follower's first Fetch to its new
+// leader never waits behind a NOT_LEADER its bootstrap fetch drew from that
+// same node. Late answers are still matched by ReqID and dropped by role
+// and epoch.
 func (t *requestTracker) leaveRole() {
 	for k := range t.toPeer {
 		if k.key == keyVote || k.key == keyFetch || k.key == keyFetchSnapshot {
 			delete(t.toPeer, k)
 		}
 	}
+	clear(t.retryAt)
 	t.fetching = 0
 }
 

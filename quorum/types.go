@@ -219,6 +219,12 @@ type Config struct {
 
 	// Rand drives every random choice (election jitter, bootstrap peer).
 	Rand *rand.Rand
+	// NowMs is the time the node starts at, on the clock later passed to
+	// Tick. The initial role's timers run from it, as Apache's
+	// QuorumState.initialize starts them from the current time: a restarted
+	// leader waits an election timeout as Resigned, a restarted follower a
+	// fetch timeout, instead of finding them expired by its first Tick.
+	NowMs int64
 	// HardState is the quorum-state read at startup.
 	HardState HardState
 	// Log is the replicated log as it is on disk at startup.

@@ -1,0 +1,320 @@
+// Package nodetest drives the production runtime, node.Node, in tests that
+// want to see and steer every step: a node runs over an in-memory disk
+// (storage.MemFS) formatted as `kraftd format` formats a static quorum's
+// node, with the controller as its state machine, and reaches the world
+// only through hand-held doubles of node.Env: a transport that collects what
+// the node sends (requests to peers, answers to requests delivered to it)
+// as quorum.Messages for the test to route, a clock the test sets, a syncer
+// that runs the leader's deferred fsync at once or holds it until the test
+// releases it, and an observer that records what the loop did to the disk.
+// Crash keeps what a power loss would leave of the disk; Restart opens it
+// again.
+//
+// It holds no Ready loop of its own: every Ready is handled by node.Node's,
+// the one production runs. The quorum core's scenario transcripts and its
+// send-first tests are written against it.
+package nodetest
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/storage"
+	"github.com/kraftd/kraftd/storage/uuid"
+)
+
+// Dir is the metadata.log.dir of every harness node, on its own MemFS.
+const Dir = "/meta"
+
+// noIdleIntervalMs is an idle interval no test reaches: no NoOp batches.
+const noIdleIntervalMs = 1 << 40
+
+// Config describes one harness node.
+type Config struct {
+	ID int32
+	// Voters is the static voter set (controller.quorum.voters). A node
+	// whose ID is not in it is an observer.
+	Voters    map[int32][]quorum.Endpoint
+	ClusterID string // "" takes "nodetest-cluster"
+	// Rand makes the core's randomness for each start; nil seeds it from
+	// the node id and the start's number.
+	Rand func() *rand.Rand
+	// PeerVersion is the transport's MaxVersion: the highest version of
+	// key the peer serves, if known. Nil knows none (newest versions).
+	PeerVersion func(peer int32, key int16) (int16, bool)
+	// HoldSyncs keeps the leader's deferred fsync (node.Syncer) until the
+	// test calls ReleaseSync; otherwise Process runs it at once.
+	HoldSyncs bool
+	// IdleIntervalMs is how long a leader's log may stay idle before it
+	// writes a NoOp; 0 means never, so a transcript holds only what it
+	// proposed.
+	IdleIntervalMs int64
+	// SegmentBytes is metadata.log.segment.bytes; 0 takes 1, one segment
+	// per append, so that a snapshot's retention deletes whole segments.
+	SegmentBytes int64
+	// Features, if set, are written at format time into the bootstrap
+	// snapshot 00000000000000000000-0000000000.checkpoint, as Apache 4.4's
+	// format lays them out, so the image starts with them (a
+	// metadata.version, without which no metadata snapshot can be written)
+	// and the log holds none of them: the controller is given no bootstrap
+	// records to activate.
+	Features []metadata.Record
+	// Tune, if set, adjusts the node's configuration before each start.
+	Tune func(*node.Config)
+}
+
+// Node is one harness node: a MemFS disk and, while it is up, node.Node
+// with the controller running on it.
+type Node struct {
+	cfg    Config
+	fs     *storage.MemFS
+	crashR *rand.Rand
+	incarn uint64
+	now    int64 // the clock, in ms since the epoch
+
+	disk *node.Disk
+	node *node.Node
+	sm   *controller.Controller
+
+	outbox []quorum.Message
+	events []Event
+	sync   *node.SyncJob // the leader's deferred fsync, while one is out
+}
+
+// New formats a directory for cfg's node and starts it with the clock at 0.
+func New(cfg Config) (*Node, error) {
+	if cfg.ClusterID == "" {
+		cfg.ClusterID = "nodetest-cluster"
+	}
+	h := &Node{cfg: cfg, fs: storage.NewMemFS(), crashR: rand.New(rand.NewPCG(uint64(cfg.ID), 0xc7a5))}
+	var dir uuid.UUID
+	dir[0], dir[14], dir[15] = 0x6e, byte(cfg.ID>>8), byte(cfg.ID) // never a reserved id
+	meta := storage.MetaProperties{Version: 1, ClusterID: cfg.ClusterID, NodeID: cfg.ID, DirectoryID: dir}
+	if err := h.fs.MkdirAll(Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if len(cfg.Features) > 0 {
+		partition := Dir + "/" + storage.MetadataLogDirName
+		snap := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Records: cfg.Features}, 0)
+		if err := h.fs.MkdirAll(partition, 0o755); err != nil {
+			return nil, err
+		}
+		if err := storage.WriteFileAtomic(h.fs, partition+"/"+storage.BootstrapSnapshotID.FileName(), snap); err != nil {
+			return nil, err
+		}
+	}
+	// meta.properties last, as format writes it: the directory counts as
+	// formatted only once everything else is durable.
+	if err := storage.WriteMetaProperties(h.fs, Dir+"/"+storage.MetaPropertiesName, meta, time.UnixMilli(0)); err != nil {
+		return nil, err
+	}
+	return h, h.start()
+}
+
+func (h *Node) start() error {
+	h.incarn++
+	segment := h.cfg.SegmentBytes
+	if segment == 0 {
+		segment = 1
+	}
+	disk, err := node.OpenDisk(h.fs, node.DiskConfig{Dir: Dir, NodeID: h.cfg.ID, SegmentBytes: segment, IndexBytes: 4 << 10}, zerolog.Nop())
+	if err != nil {
+		return err
+	}
+	idle := h.cfg.IdleIntervalMs
+	if idle == 0 {
+		idle = noIdleIntervalMs
+	}
+	cfg := node.Config{
+		NodeID:         h.cfg.ID,
+		Voters:         h.cfg.Voters,
+		Endpoints:      h.cfg.Voters[h.cfg.ID],
+		IdleIntervalMs: idle,
+		// Snapshots only when the test asks (SnapshotNow), and no
+		// retention behind its back.
+		Snapshots: node.SnapshotPolicy{MaxBytes: math.MaxInt64, RetentionBytes: -1, RetentionMs: -1},
+	}
+	if h.cfg.Tune != nil {
+		h.cfg.Tune(&cfg)
+	}
+	rng := rand.New(rand.NewPCG(uint64(h.cfg.ID), h.incarn))
+	if h.cfg.Rand != nil {
+		rng = h.cfg.Rand()
+	}
+	env := node.Env{
+		Transport:  transport{h},
+		Clock:      clock{h},
+		Syncer:     syncer{h},
+		Background: runNow,
+		Rand:       rng,
+		Observer:   observer{h},
+	}
+	sm := controller.New(h.cfg.ID, nil) // nil bootstrap: no activation records
+	n, err := node.New(cfg, disk, sm, env, zerolog.Nop())
+	if err != nil {
+		disk.Close()
+		return err
+	}
+	h.disk, h.node, h.sm, h.sync = disk, n, sm, nil
+	return nil
+}
+
+// ErrDown is returned by methods that need a running node.
+var ErrDown = errors.New("nodetest: node is down")
+
+// ID is the node's id.
+func (h *Node) ID() int32 { return h.cfg.ID }
+
+// Up reports whether the node runs (it has not crashed since its last
+// start).
+func (h *Node) Up() bool { return h.node != nil }
+
+// Runtime is the running node.Node, nil while down; a restart replaces
+// it.
+func (h *Node) Runtime() *node.Node { return h.node }
+
+// Disk is the running node's opened directory, nil while down.
+func (h *Node) Disk() *node.Disk { return h.disk }
+
+// Controller is the state machine committed records are replayed into.
+func (h *Node) Controller() *controller.Controller { return h.sm }
+
+// Status is the quorum's state as of the last Ready.
+func (h *Node) Status() quorum.Status { return h.node.Status() }
+
+// Now is the node's clock in milliseconds.
+func (h *Node) Now() int64 { return h.now }
+
+// SetNow moves the clock to ms (never backwards) and ticks the core.
+func (h *Node) SetNow(ms int64) {
+	h.now = max(h.now, ms)
+	if h.node != nil {
+		h.node.Tick()
+	}
+}
+
+// Advance moves the clock forward by ms and ticks the core.
+func (h *Node) Advance(ms int64) { h.SetNow(h.now + ms) }
+
+// Deliver hands m to the node: a request through Inbound (its answer goes
+// to the outbox, addressed to m.From under m.ReqID), anything else through
+// StepPeer. It reports false, dropping m, while the node is down.
+func (h *Node) Deliver(m quorum.Message) bool {
+	if h.node == nil {
+		return false
+	}
+	if m.Request == nil {
+		h.node.StepPeer(m)
+		return true
+	}
+	h.Inbound(m.Request, func(resp kmsg.Response) {
+		h.send(quorum.Message{From: h.cfg.ID, To: m.From, ReqID: m.ReqID, Response: resp})
+	})
+	return true
+}
+
+// send puts m in the outbox and notes in the events when it left.
+func (h *Node) send(m quorum.Message) {
+	h.outbox = append(h.outbox, m)
+	h.events = append(h.events, Event{Kind: Sent, Message: m})
+}
+
+// Inbound steps req with a reply of the test's own. The reply is dropped
+// if the node crashes first, and never sees nil.
+func (h *Node) Inbound(req kmsg.Request, reply func(kmsg.Response)) {
+	incarn := h.incarn
+	h.node.Inbound(req, func(resp kmsg.Response) {
+		if resp != nil && h.incarn == incarn {
+			reply(resp)
+		}
+	})
+}
+
+// Process runs the node's Ready loop until it has nothing left. Unless
+// syncs are held, each deferred fsync of the leader is run and reported
+// meanwhile, so Process returns with the log durable. A node that is down
+// does nothing.
+func (h *Node) Process() error {
+	for h.node != nil {
+		if err := h.node.Process(); err != nil {
+			return err
+		}
+		if h.cfg.HoldSyncs || !h.ReleaseSync() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// HeldSync is the leader's deferred fsync while it is out.
+func (h *Node) HeldSync() (node.SyncJob, bool) {
+	if h.sync == nil {
+		return node.SyncJob{}, false
+	}
+	return *h.sync, true
+}
+
+// ReleaseSync runs the deferred fsync that is out and reports it to the
+// node (node.Node.Synced); it reports false when none was. Call Process
+// afterwards to let the loop act on it.
+func (h *Node) ReleaseSync() bool {
+	if h.sync == nil || h.node == nil {
+		return false
+	}
+	job := *h.sync
+	h.sync = nil
+	h.node.Synced(job, h.disk.Log.Sync())
+	return true
+}
+
+// Messages returns, and forgets, what the node sent since the last call:
+// requests to peers and answers to delivered requests, in order.
+func (h *Node) Messages() []quorum.Message {
+	out := h.outbox
+	h.outbox = nil
+	return out
+}
+
+// Events returns, and forgets, what the loop did since the last call.
+func (h *Node) Events() []Event {
+	out := h.events
+	h.events = nil
+	return out
+}
+
+// Crash stops the node where it is, without closing anything: the disk
+// keeps what a power loss would leave (storage.MemFS.Crash, drawn from a
+// generator seeded by the node id, so a test replays the same loss).
+// Messages already sent stay in the outbox; answers not yet given are lost.
+func (h *Node) Crash() {
+	h.node, h.disk, h.sm, h.sync = nil, nil, nil, nil
+	h.incarn++ // replies of the lost incarnation are dropped
+	h.fs = h.fs.Crash(h.crashR)
+}
+
+// Restart starts the node again on its disk, keeping the clock. A node
+// that is up is first closed cleanly; one stopped by a fatal error restarts
+// too, as its process would.
+func (h *Node) Restart() error {
+	_ = h.Close() // the error is the fatal one, or the old disk's
+	return h.start()
+}
+
+// Close stops a running node cleanly.
+func (h *Node) Close() error {
+	if h.node == nil {
+		return nil
+	}
+	err := h.node.Close(node.ErrStopped)
+	h.node, h.disk, h.sm, h.sync = nil, nil, nil, nil
+	return err
+}
