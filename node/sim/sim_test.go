@@ -107,7 +107,7 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 		want   []string
 	}{
 		{"a vote sent before its quorum-state is durable", node.BrokenRules{SendBeforeHardState: true}, crashy(3),
-			[]string{"vote durability", "election safety"}},
+			[]string{"vote durability", "election safety", "log matching"}},
 		{"a follower that replays past its high watermark", node.BrokenRules{ReplayPastHighWatermark: true}, crashy(3),
 			[]string{"beyond the committed offset"}},
 		{"a leader that counts its unsynced copy", node.BrokenRules{CountUnsyncedLeaderCopy: true},
