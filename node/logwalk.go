@@ -16,10 +16,10 @@ var errStopWalk = errors.New("stop")
 // control record (rec nil, raw holding its key and value).
 type logRecordFunc func(offset int64, rec metadata.Record, raw batch.Record) error
 
-// forEachLogRecord calls fn for every record of log at offsets in [from,
+// ForEachLogRecord calls fn for every record of log at offsets in [from,
 // to), in order, and returns the offset after the last one it reached. It
 // stops early, without error, where the log ends before to.
-func forEachLogRecord(log *storage.Log, from, to int64, fn logRecordFunc) (int64, error) {
+func ForEachLogRecord(log *storage.Log, from, to int64, fn logRecordFunc) (int64, error) {
 	next := from
 	for next < to {
 		raw, err := log.Read(next, 1<<20)

@@ -190,7 +190,7 @@ func (n *Node) applyCommitted() error {
 // replayTo applies every record below end that the image has not seen.
 func (n *Node) replayTo(end int64) error {
 	from := max(n.sm.Applied()+1, n.disk.Log.StartOffset())
-	reached, err := forEachLogRecord(n.disk.Log, from, end, func(offset int64, rec metadata.Record, _ batch.Record) error {
+	reached, err := ForEachLogRecord(n.disk.Log, from, end, func(offset int64, rec metadata.Record, _ batch.Record) error {
 		if rec == nil {
 			return nil // control records shape the quorum, not the image
 		}

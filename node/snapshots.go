@@ -288,7 +288,7 @@ func rebuildImage(log *storage.Log, end int64) (*metadata.Image, quorumState, er
 	} else if next > 0 {
 		return nil, state, fmt.Errorf("the log starts at %d and no snapshot covers what is before it", next)
 	}
-	reached, err := forEachLogRecord(log, next, end, func(_ int64, rec metadata.Record, raw batch.Record) error {
+	reached, err := ForEachLogRecord(log, next, end, func(_ int64, rec metadata.Record, raw batch.Record) error {
 		if rec == nil {
 			state.apply(raw)
 		} else {

@@ -86,8 +86,9 @@ func (s syncer) Wait() error {
 	return s.h.disk.Log.Sync()
 }
 
-// runNow is the Executor: background work runs on the caller.
-func runNow(work func() error) <-chan error {
+// RunNow is a node.Executor that runs background work on the caller, at
+// once: a snapshot is written before the loop goes on.
+func RunNow(work func() error) <-chan error {
 	done := make(chan error, 1)
 	done <- work()
 	return done

@@ -96,28 +96,35 @@ func New(cfg Config) (*Node, error) {
 		cfg.ClusterID = "nodetest-cluster"
 	}
 	h := &Node{cfg: cfg, fs: storage.NewMemFS(), crashR: rand.New(rand.NewPCG(uint64(cfg.ID), 0xc7a5))}
-	var dir uuid.UUID
-	dir[0], dir[14], dir[15] = 0x6e, byte(cfg.ID>>8), byte(cfg.ID) // never a reserved id
-	meta := storage.MetaProperties{Version: 1, ClusterID: cfg.ClusterID, NodeID: cfg.ID, DirectoryID: dir}
-	if err := h.fs.MkdirAll(Dir, 0o755); err != nil {
-		return nil, err
-	}
-	if len(cfg.Features) > 0 {
-		partition := Dir + "/" + storage.MetadataLogDirName
-		snap := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Records: cfg.Features}, 0)
-		if err := h.fs.MkdirAll(partition, 0o755); err != nil {
-			return nil, err
-		}
-		if err := storage.WriteFileAtomic(h.fs, partition+"/"+storage.BootstrapSnapshotID.FileName(), snap); err != nil {
-			return nil, err
-		}
-	}
-	// meta.properties last, as format writes it: the directory counts as
-	// formatted only once everything else is durable.
-	if err := storage.WriteMetaProperties(h.fs, Dir+"/"+storage.MetaPropertiesName, meta, time.UnixMilli(0)); err != nil {
+	if err := Format(h.fs, Dir, cfg.ClusterID, cfg.ID, cfg.Features); err != nil {
 		return nil, err
 	}
 	return h, h.start()
+}
+
+// Format writes, on fsys, what `kraftd format` writes into dir for node id
+// of a static quorum: meta.properties (last, so the directory counts as
+// formatted only once everything else is durable) and, when features are
+// given, the bootstrap snapshot 00000000000000000000-0000000000.checkpoint
+// holding them, as Apache 4.4's format lays them out.
+func Format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record) error {
+	var dirID uuid.UUID
+	dirID[0], dirID[14], dirID[15] = 0x6e, byte(id>>8), byte(id) // never a reserved id
+	meta := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: id, DirectoryID: dirID}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if len(features) > 0 {
+		partition := dir + "/" + storage.MetadataLogDirName
+		snap := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Records: features}, 0)
+		if err := fsys.MkdirAll(partition, 0o755); err != nil {
+			return err
+		}
+		if err := storage.WriteFileAtomic(fsys, partition+"/"+storage.BootstrapSnapshotID.FileName(), snap); err != nil {
+			return err
+		}
+	}
+	return storage.WriteMetaProperties(fsys, dir+"/"+storage.MetaPropertiesName, meta, time.UnixMilli(0))
 }
 
 func (h *Node) start() error {
@@ -154,7 +161,7 @@ func (h *Node) start() error {
 		Transport:  transport{h},
 		Clock:      clock{h},
 		Syncer:     syncer{h},
-		Background: runNow,
+		Background: RunNow,
 		Rand:       rng,
 		Observer:   observer{h},
 	}

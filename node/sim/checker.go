@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage/batch"
 )
@@ -395,7 +396,7 @@ func (c *checker) acksInLog(n *simNode) error {
 	if len(want) == 0 {
 		return nil
 	}
-	_, err := forEachRecord(log, from, func(offset int64, r batch.Record) error {
+	_, err := node.ForEachLogRecord(log, from, log.EndOffset(), func(offset int64, _ metadata.Record, r batch.Record) error {
 		if v, ok := want[offset]; ok {
 			if !bytes.Equal(r.Value, v) {
 				return fmt.Errorf("an answered proposal's record is not in leader n%d's log at offset %d", n.id, offset)
@@ -408,38 +409,4 @@ func (c *checker) acksInLog(n *simNode) error {
 		err = fmt.Errorf("%d records of answered proposals are missing from leader n%d's log (end %d)", len(want), n.id, log.EndOffset())
 	}
 	return err
-}
-
-// forEachRecord calls fn for every record of log from offset on.
-func forEachRecord(log interface {
-	Read(int64, int) ([]byte, error)
-	EndOffset() int64
-}, from int64, fn func(int64, batch.Record) error) (int64, error) {
-	next := from
-	for next < log.EndOffset() {
-		raw, err := log.Read(next, 1<<20)
-		if err != nil {
-			return next, err
-		}
-		before := next
-		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
-			b, err := batch.Decode(one)
-			if err != nil {
-				return err
-			}
-			for _, r := range b.Records {
-				if off := b.BaseOffset + int64(r.OffsetDelta); off >= from {
-					if err := fn(off, r); err != nil {
-						return err
-					}
-				}
-			}
-			next = h.NextOffset()
-			return nil
-		})
-		if err != nil || next == before {
-			return next, err
-		}
-	}
-	return next, nil
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/node/nodetest"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
-	"github.com/kraftd/kraftd/storage/uuid"
 )
 
 const metaDir = "/meta"
@@ -43,14 +43,8 @@ type simNode struct {
 
 // format writes what `kraftd format` writes for a static quorum.
 func (s *Sim) format(n *simNode) {
-	var dir uuid.UUID
-	dir[0], dir[15] = 0x40, byte(n.id) // not a reserved id
-	meta := storage.MetaProperties{Version: 1, ClusterID: simClusterID, NodeID: n.id, DirectoryID: dir}
-	if err := n.fs.MkdirAll(metaDir, 0o755); err != nil {
-		panic(err)
-	}
-	if err := storage.WriteMetaProperties(n.fs, metaDir+"/meta.properties", meta, time.UnixMilli(0)); err != nil {
-		panic(err)
+	if err := nodetest.Format(n.fs, metaDir, simClusterID, n.id, nil); err != nil {
+		panic(err) // a fresh MemFS always takes it
 	}
 }
 
@@ -78,7 +72,7 @@ func (s *Sim) start(n *simNode) error {
 		Transport:  transport{n},
 		Clock:      clock{s},
 		Syncer:     syncer{n},
-		Background: runNow,
+		Background: nodetest.RunNow,
 		Rand:       rand.New(rand.NewPCG(s.opts.Seed, uint64(n.id)<<32|n.incarn)),
 		Observer:   observer{n},
 	}
@@ -202,12 +196,6 @@ func (y syncer) Start(job node.SyncJob) {
 func (y syncer) Wait() error {
 	y.n.syncJob = nil
 	return y.n.disk.Log.Sync()
-}
-
-func runNow(work func() error) <-chan error {
-	done := make(chan error, 1)
-	done <- work()
-	return done
 }
 
 // observer feeds what a node's loop did to the checker.
