@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/quorum"
@@ -29,9 +30,13 @@ import (
 //   - replay: no node replays a record beyond the committed offset, nor
 //     truncates a record it replayed, and every node that replayed the log
 //     up to offset N holds an image with the same hash;
-//   - acknowledgements: a proposal is answered only once committed, in log
-//     order, and every answered proposal's records are in the final
-//     leader's log at their offsets;
+//   - acknowledgements: a proposal (the simulator's own, or a controller
+//     core's write) is answered only once committed, in log order, and
+//     every answered proposal's records are in the final leader's log at
+//     their offsets;
+//   - the cluster: a broker's registrations answer ever larger epochs, no
+//     two committed images name different leaders for one leader epoch of a
+//     partition, and the admin's topic history is linearizable (history.go);
 //   - monotonicity: epochs never go backward on a node, and a node's high
 //     watermark never goes backward within one incarnation.
 type checker struct {
@@ -42,10 +47,18 @@ type checker struct {
 	registry     map[batchKey]uint64
 	committed    map[int64]uint64
 	hashes       map[int64][32]byte // replayed end -> image hash
-	acks         []ack
-	maxHW        int64
-	maxHWChain   uint64
-	livenessFrom int64
+	// partitionLeaders is the leader each committed image named for a
+	// partition's leader epoch.
+	partitionLeaders map[partitionEpoch]int32
+	acks             []ack
+	maxHW            int64
+	maxHWChain       uint64
+	livenessFrom     int64
+}
+
+type partitionEpoch struct {
+	topic [16]byte
+	epoch int32
 }
 
 type batchKey struct {
@@ -78,6 +91,7 @@ func newChecker(s *Sim) *checker {
 	return &checker{
 		s: s, leaders: map[int32]int32{}, votes: map[[2]int32]int32{}, durableEpoch: map[int32]int32{},
 		registry: map[batchKey]uint64{}, committed: map[int64]uint64{}, hashes: map[int64][32]byte{}, maxHW: -1,
+		partitionLeaders: map[partitionEpoch]int32{},
 	}
 }
 
@@ -264,6 +278,16 @@ func (c *checker) replayed(n *simNode, end int64) error {
 	}
 	c.hashes[end] = h
 	return nil
+}
+
+// partitionLeader checks that no two images name different leaders of
+// partition 0 of a topic in the same leader epoch.
+func (c *checker) partitionLeader(n *simNode, p controller.PartitionState) {
+	key := partitionEpoch{p.TopicID, p.LeaderEpoch}
+	if prev, ok := c.partitionLeaders[key]; ok && prev != p.Leader {
+		c.fail(fmt.Errorf("n%d's image names leader %d for leader epoch %d of a partition that another image led by %d", n.id, p.Leader, p.LeaderEpoch, prev))
+	}
+	c.partitionLeaders[key] = p.Leader
 }
 
 // acked checks a proposal's answer at the node that made it.

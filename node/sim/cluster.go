@@ -209,7 +209,11 @@ func (s *Sim) register(n *simNode, b *simBroker, now time.Time) {
 func (s *Sim) alterPartition(n *simNode, b *simBroker, now time.Time) bool {
 	name := topicNames[s.rand.IntN(len(topicNames))]
 	p, ok := n.ctl.Partition(name, 0)
-	if !ok || p.Leader != b.id {
+	if !ok {
+		return false
+	}
+	s.check.partitionLeader(n, p)
+	if p.Leader != b.id {
 		return false
 	}
 	isr := []int32{b.id}
