@@ -97,12 +97,18 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 	if p.CandidateID < 0 {
 		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
 	}
-	if p.CandidateEpoch > n.epoch {
+	// A standard vote for a later epoch moves this node there first, from
+	// any candidate, even one outside the voter set: under KIP-853 this
+	// node's voter set may be older than the candidate's. A pre-vote never
+	// moves it (KIP-996: a pre-vote changes nothing on the receiver; Apache
+	// moves anyway, so one forged pre-vote unseated its leader).
+	ahead := preVote && p.CandidateEpoch > n.epoch
+	if !preVote && p.CandidateEpoch > n.epoch {
 		n.becomeUnattached(p.CandidateEpoch, -1)
 	}
 	if req.Version >= 1 && req.VoterID >= 0 &&
 		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
-		return n.buildVoteResponse(req.Version, errInvalidVoterKey, false)
+		return n.aheadOfVote(n.buildVoteResponse(req.Version, errInvalidVoterKey, false), ahead, p.CandidateEpoch)
 	}
 	ask := voteAsk{
 		candidate: p.CandidateID,
@@ -112,7 +118,26 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 	if req.Version >= 1 {
 		ask.dir = p.CandidateDirectoryID
 	}
+	if ahead {
+		// Judge it as the node Apache would have moved to: Unattached in
+		// the candidate's epoch, with no leader and no vote, which grants
+		// any up-to-date pre-vote.
+		return n.aheadOfVote(n.buildVoteResponse(req.Version, errNone, ask.upToDate), true, p.CandidateEpoch)
+	}
 	return n.buildVoteResponse(req.Version, errNone, n.rules().grantVote(n, ask))
+}
+
+// aheadOfVote makes the answer to a pre-vote for a later epoch than the
+// node's read as if from that epoch, with no leader known: what Apache's
+// answer says after its move, so the prospective counts it. An answer at
+// the node's own, older epoch would be dropped by the prospective as stale.
+func (n *Node) aheadOfVote(resp *kmsg.VoteResponse, ahead bool, epoch int32) *kmsg.VoteResponse {
+	if ahead {
+		p := &resp.Topics[0].Partitions[0]
+		p.LeaderID, p.LeaderEpoch = -1, epoch
+		resp.NodeEndpoints = nil
+	}
+	return resp
 }
 
 // voteAsk is a Vote request that passed the common checks, as the role's
