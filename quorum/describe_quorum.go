@@ -9,10 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// observerExpiryMs is how long an observer that stopped fetching is still
-// listed by DescribeQuorum (Apache's LeaderState keeps them 5 minutes).
-const observerExpiryMs = 5 * 60 * 1000
-
 // describeQuorumResponse is a DescribeQuorum answer at version for the one
 // partition, with its error code; the leader fills in the partition.
 func describeQuorumResponse(version, code int16) (*kmsg.DescribeQuorumResponse, *kmsg.DescribeQuorumResponseTopicPartition) {
@@ -33,6 +29,7 @@ func describeQuorumResponse(version, code int16) (*kmsg.DescribeQuorumResponse, 
 func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
 	resp, p := describeQuorumResponse(req.Version, errNone)
 	p.LeaderID, p.LeaderEpoch, p.HighWatermark = n.id, n.epoch, n.lead.progress.hw
+	n.lead.progress.forgetObservers(n.now)
 	ids := make([]int32, 0, len(n.lead.progress.replicas))
 	for id := range n.lead.progress.replicas {
 		ids = append(ids, id)
@@ -56,7 +53,7 @@ func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuo
 		}
 		if r.voter {
 			p.CurrentVoters = append(p.CurrentVoters, rs)
-		} else if n.now-r.lastFetchMs < observerExpiryMs {
+		} else {
 			p.Observers = append(p.Observers, rs)
 		}
 	}

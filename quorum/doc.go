@@ -79,8 +79,10 @@
 // Candidate, Leader, Follower and Resigned, with per-role handling and
 // becomeX transitions following Apache Kafka 4.1's KafkaRaftClient and
 // QuorumState: randomized election timeout in [T, 2T); pre-vote before
-// every election; a follower that has fetched from a live leader refuses
-// pre-votes; a rejected candidate waits out its timeout and pre-votes again;
+// every election; a pre-vote moves no receiver, whatever its epoch (where
+// Apache's moves to it); a follower that has fetched from a live leader
+// refuses pre-votes; no epoch above math.MaxInt32-1 is taken from a peer,
+// and no node stands past math.MaxInt32 (maxEpoch); a rejected candidate waits out its timeout and pre-votes again;
 // a leader resigns when a majority of voters has not fetched within 1.5
 // fetch timeouts (check-quorum) or on Resign, sending EndQuorumEpoch with
 // successors ordered by fetch offset; followers apply Apache's position-based

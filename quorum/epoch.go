@@ -7,9 +7,22 @@ package quorum
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// maxEpoch is the largest epoch a node takes from a peer, in any request or
+// answer. A node must be able to stand for election from every epoch it
+// holds, and a candidacy needs epoch+1: a node that took math.MaxInt32 would
+// stand at math.MinInt32 (Apache's QuorumState does exactly that), and a
+// quorum that persisted it would never elect a leader again. So a request
+// naming a larger epoch is answered INVALID_REQUEST (the epoch is not one a
+// correct peer can send) and changes nothing, and an answer naming one is
+// dropped as malformed. The node's own candidacy may still take the last
+// epoch, math.MaxInt32 (canStand); past it there is nothing left to stand
+// for. Honest elections never come near: at one a second they take 68 years.
+const maxEpoch = math.MaxInt32 - 1
 
 // stepRequest answers a peer's request. Each handler applies the common
 // checks and epoch rules, then passes what is left to the role: the vote
@@ -75,7 +88,7 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 	if preVote {
 		illegalEpoch = p.LastOffsetEpoch > p.CandidateEpoch
 	}
-	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || illegalEpoch {
+	if p.LastOffset < 0 || p.LastOffsetEpoch < 0 || illegalEpoch || p.CandidateEpoch > maxEpoch {
 		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
 	}
 	if p.CandidateEpoch < n.epoch {
@@ -84,12 +97,18 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 	if p.CandidateID < 0 {
 		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
 	}
-	if p.CandidateEpoch > n.epoch {
+	// A standard vote for a later epoch moves this node there first, from
+	// any candidate, even one outside the voter set: under KIP-853 this
+	// node's voter set may be older than the candidate's. A pre-vote never
+	// moves it (KIP-996: a pre-vote changes nothing on the receiver; Apache
+	// moves anyway, so one forged pre-vote unseated its leader).
+	ahead := preVote && p.CandidateEpoch > n.epoch
+	if !preVote && p.CandidateEpoch > n.epoch {
 		n.becomeUnattached(p.CandidateEpoch, -1)
 	}
 	if req.Version >= 1 && req.VoterID >= 0 &&
 		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
-		return n.buildVoteResponse(req.Version, errInvalidVoterKey, false)
+		return n.aheadOfVote(n.buildVoteResponse(req.Version, errInvalidVoterKey, false), ahead, p.CandidateEpoch)
 	}
 	ask := voteAsk{
 		candidate: p.CandidateID,
@@ -99,7 +118,26 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 	if req.Version >= 1 {
 		ask.dir = p.CandidateDirectoryID
 	}
+	if ahead {
+		// Judge it as the node Apache would have moved to: Unattached in
+		// the candidate's epoch, with no leader and no vote, which grants
+		// any up-to-date pre-vote.
+		return n.aheadOfVote(n.buildVoteResponse(req.Version, errNone, ask.upToDate), true, p.CandidateEpoch)
+	}
 	return n.buildVoteResponse(req.Version, errNone, n.rules().grantVote(n, ask))
+}
+
+// aheadOfVote makes the answer to a pre-vote for a later epoch than the
+// node's read as if from that epoch, with no leader known: what Apache's
+// answer says after its move, so the prospective counts it. An answer at
+// the node's own, older epoch would be dropped by the prospective as stale.
+func (n *Node) aheadOfVote(resp *kmsg.VoteResponse, ahead bool, epoch int32) *kmsg.VoteResponse {
+	if ahead {
+		p := &resp.Topics[0].Partitions[0]
+		p.LeaderID, p.LeaderEpoch = -1, epoch
+		resp.NodeEndpoints = nil
+	}
+	return resp
 }
 
 // voteAsk is a Vote request that passed the common checks, as the role's
@@ -155,7 +193,7 @@ func (n *Node) validateVoterOnly(remote, epoch int32) int16 {
 	switch {
 	case epoch < n.epoch:
 		return errFencedLeaderEpoch
-	case remote < 0:
+	case remote < 0 || epoch > maxEpoch:
 		return errInvalidRequest
 	}
 	return errNone
@@ -165,6 +203,10 @@ func (n *Node) validateLeaderOnly(epoch int32) int16 {
 	switch {
 	case epoch < n.epoch:
 		return errFencedLeaderEpoch
+	case epoch > maxEpoch:
+		// No leader can hold it; UNKNOWN_LEADER_EPOCH would tell the
+		// fetcher to wait for one.
+		return errInvalidRequest
 	case epoch > n.epoch:
 		return errUnknownLeaderEpoch
 	case n.role != RoleLeader:
@@ -270,11 +312,11 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		p := resp.Topics[0].Partitions[0]
 		// VoteResponse does not say whether it answers a pre-vote: match it
 		// to the role and epoch we asked in.
-		return !n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
+		return !n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
 	case *kmsg.BeginQuorumEpochResponse:
 		if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
 			p := resp.Topics[0].Partitions[0]
-			n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch)
+			n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch)
 		}
 		return false
 	case *kmsg.EndQuorumEpochResponse:
@@ -283,7 +325,7 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 			return false
 		}
 		p := resp.Topics[0].Partitions[0]
-		return !n.handleCommonResponse(p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
+		return !n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
 	case *kmsg.FetchResponse:
 		if resp.ErrorCode != errNone || !fetchResponseTopicOK(resp) {
 			n.backoff(m.From)
@@ -291,7 +333,7 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		}
 		p := &resp.Topics[0].Partitions[0]
 		current := n.sentInThisState(out)
-		if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
+		if n.handleCommonResponse(m.From, p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
 			n.backoffUnlessMoved(m.From, p.ErrorCode, out)
 			return false
 		}
@@ -303,7 +345,7 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		}
 		p := &resp.Topics[0].Partitions[0]
 		current := n.sentInThisState(out)
-		if n.handleCommonResponse(p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
+		if n.handleCommonResponse(m.From, p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
 			if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
 				n.snap = nil // start over with a Fetch, which names the current snapshot
 			}
@@ -317,8 +359,14 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 
 // handleCommonResponse applies the leader and epoch carried by a response
 // (Apache's maybeHandleCommonResponse). It returns true when the response
-// needs no further handling; false only for an answer without error.
-func (n *Node) handleCommonResponse(code int16, leader, epoch int32) bool {
+// needs no further handling; false only for an answer without error. An
+// answer naming an epoch past maxEpoch is dropped and its sender backed
+// off, as for a malformed answer.
+func (n *Node) handleCommonResponse(from int32, code int16, leader, epoch int32) bool {
+	if epoch > maxEpoch {
+		n.backoff(from)
+		return true
+	}
 	if epoch == n.epoch && leader >= 0 && n.leaderID >= 0 && leader != n.leaderID {
 		n.fatal = fmt.Errorf("%w: epoch %d has leaders %d and %d (node %d)", ErrInconsistentLeader, epoch, n.leaderID, leader, n.id)
 		return true

@@ -95,9 +95,19 @@ func readPending(buf []byte, offset int64, maxBytes int) []byte {
 }
 
 // appendAsFollower takes the whole, CRC-valid batches that continue the log.
-func (n *Node) appendAsFollower(records []byte) {
+//
+// It stops at a batch of a later epoch than the node's, its leader's: no
+// leader writes one, and the log's last epoch is what a restarted node
+// takes as its epoch. It reports false then, and the batches before it
+// are kept.
+func (n *Node) appendAsFollower(records []byte) bool {
+	ok := true
 	_, _ = batch.Walk(records, func(h batch.Header, raw []byte) error {
 		if h.BaseOffset != n.endOffset {
+			return errStopWalk
+		}
+		if h.PartitionLeaderEpoch > n.epoch {
+			ok = false
 			return errStopWalk
 		}
 		n.appendBuf = append(n.appendBuf, raw...)
@@ -105,6 +115,7 @@ func (n *Node) appendAsFollower(records []byte) {
 		n.lastEpoch = h.PartitionLeaderEpoch
 		return nil
 	})
+	return ok
 }
 
 var errStopWalk = errors.New("stop")

@@ -36,7 +36,22 @@ type progressTracker struct {
 	fetchedVoters map[int32]bool
 	checkQuorumAt int64
 	checkQuorumMs int64
+
+	// observerSweepAt is when the leader next forgets idle observers.
+	observerSweepAt int64
 }
+
+// observerExpiryMs is how long the leader remembers an observer that
+// stopped fetching: Apache's LeaderState.OBSERVER_SESSION_TIMEOUT_MS, 5
+// minutes after its last fetch. Any replica id may fetch, so without it
+// every id ever seen (forged ones too) would stay for the whole epoch.
+const observerExpiryMs = 5 * 60 * 1000
+
+// observerSweepMs is how often the leader looks for idle observers. Apache
+// looks only when it answers DescribeQuorum, so its memory grows until
+// someone asks; one pass every 10 s costs little even over many observers,
+// and DescribeQuorum sweeps as well, so what it lists is exact.
+const observerSweepMs = 10 * 1000
 
 func newProgressTracker(self int32, selfVoter bool, voters []int32, epochStart, selfEnd, now, checkQuorumMs int64) progressTracker {
 	p := progressTracker{
@@ -47,6 +62,7 @@ func newProgressTracker(self int32, selfVoter bool, voters []int32, epochStart, 
 		fetchedVoters:    map[int32]bool{},
 		checkQuorumAt:    now + checkQuorumMs,
 		checkQuorumMs:    checkQuorumMs,
+		observerSweepAt:  now + observerSweepMs,
 	}
 	for _, v := range voters {
 		p.replicas[v] = &replicaState{id: v, voter: true, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
@@ -75,6 +91,26 @@ func (p *progressTracker) fetched(id int32, dir [16]byte, fetchOffset, now int64
 	r.lastFetchMs = now
 	r.endOffset = fetchOffset
 	return r.voter
+}
+
+// maybeForgetObservers runs forgetObservers once every observerSweepMs.
+func (p *progressTracker) maybeForgetObservers(now int64) {
+	if now >= p.observerSweepAt {
+		p.forgetObservers(now)
+		p.observerSweepAt = now + observerSweepMs
+	}
+}
+
+// forgetObservers drops the observers that have not fetched for
+// observerExpiryMs, as Apache's LeaderState.clearInactiveObservers does.
+// Voters stay, fetching or not: the high watermark and check-quorum count
+// them. An observer that fetches again is tracked again from that fetch.
+func (p *progressTracker) forgetObservers(now int64) {
+	for id, r := range p.replicas {
+		if !r.voter && id != p.self && now-r.lastFetchMs >= observerExpiryMs {
+			delete(p.replicas, id)
+		}
+	}
 }
 
 // selfDurable moves the leader's own end offset to leo, its log being

@@ -4,6 +4,7 @@
 package quorum
 
 import (
+	"math"
 	"slices"
 )
 
@@ -86,9 +87,19 @@ func (n *Node) becomeUnattached(epoch int32, leader int32) {
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
 }
 
+// canStand reports whether the node may stand for election: its candidacy
+// takes epoch+1, which must not overflow. A node at math.MaxInt32 (only
+// its own candidacy gets there, or quorum-state written by a version that
+// took a forged epoch) stays where it is: there is no epoch left to elect
+// a leader in, and an overflowed one would go negative.
+func (n *Node) canStand() bool { return n.epoch < math.MaxInt32 }
+
 // becomeProspective starts a pre-vote (KIP-996): no epoch bump, nothing
 // persisted.
 func (n *Node) becomeProspective() {
+	if !n.canStand() {
+		return
+	}
 	leader := n.leaderID
 	n.leaveRole()
 	n.role, n.leaderID = RoleProspective, leader
@@ -100,6 +111,9 @@ func (n *Node) becomeProspective() {
 // becomeCandidate bumps the epoch and votes for itself; the HardState with
 // the vote leaves in the same Ready as, and is written before, the requests.
 func (n *Node) becomeCandidate() {
+	if !n.canStand() {
+		return
+	}
 	n.leaveRole()
 	n.role, n.epoch, n.leaderID = RoleCandidate, n.epoch+1, -1
 	n.votedID, n.votedDir = n.id, n.cfg.DirectoryID

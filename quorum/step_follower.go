@@ -87,6 +87,12 @@ func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
 	if from != n.leaderID || n.snap != nil {
 		return
 	}
+	if p.DivergingEpoch.Epoch > n.epoch || p.SnapshotID.Epoch > n.epoch {
+		// The leader of this epoch cannot know a later one: the log
+		// would carry an epoch nobody was elected in (maxEpoch).
+		n.backoff(from)
+		return
+	}
 	switch {
 	case p.DivergingEpoch.Epoch >= 0:
 		if n.hw >= 0 && p.DivergingEpoch.EndOffset < n.hw {
@@ -100,7 +106,10 @@ func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
 		}
 		n.snap = &snapshotDownload{id: SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}}
 	default:
-		n.appendAsFollower(p.RecordBatches)
+		if !n.appendAsFollower(p.RecordBatches) {
+			n.backoff(from)
+			return
+		}
 		if p.HighWatermark >= 0 {
 			n.updateFollowerHighWatermark(min(n.endOffset, p.HighWatermark))
 		}

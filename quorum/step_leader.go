@@ -21,7 +21,8 @@ func stepLeader(n *Node, m Message, out outRequest) {
 }
 
 // tickLeader resigns when check-quorum fails, answers parked fetches whose
-// wait is over, and writes the idle record when the log has been idle.
+// wait is over, forgets observers that stopped fetching, and writes the
+// idle record when the log has been idle.
 func tickLeader(n *Node) {
 	if n.lead.progress.quorumLost(n.now) {
 		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts.
@@ -29,6 +30,7 @@ func tickLeader(n *Node) {
 		return
 	}
 	n.expireParkedFetches()
+	n.lead.progress.maybeForgetObservers(n.now)
 	// No idle record before this epoch's first commit: until then the shell
 	// has not seen the leader's high watermark, so its controller has not
 	// written its activation records (the bootstrap feature levels of an

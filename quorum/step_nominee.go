@@ -99,7 +99,9 @@ func (n *Node) sendVotes() {
 			// The peer cannot carry PreVote: as Apache maps this to
 			// UNSUPPORTED_VERSION, go straight to a standard election.
 			n.becomeCandidate()
-			n.sendVotes()
+			if n.role == RoleCandidate {
+				n.sendVotes()
+			}
 			return
 		}
 		n.send(v, n.buildVoteRequest(v, preVote), preVote)

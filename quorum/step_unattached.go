@@ -25,9 +25,10 @@ func tickUnattached(n *Node) {
 }
 
 // tickResigned moves a resigned leader to Unattached in the next epoch once
-// its election timer runs out.
+// its election timer runs out; a leader of the last epoch has no next one
+// (canStand) and stays Resigned.
 func tickResigned(n *Node) {
-	if n.now >= n.electionDeadline {
+	if n.now >= n.electionDeadline && n.canStand() {
 		n.becomeUnattached(n.epoch+1, -1)
 	}
 }
