@@ -14,17 +14,52 @@ const DefaultMaxFrameSize = 100 * 1024 * 1024
 // closes the connection in both cases (InvalidReceiveException).
 var ErrFrameSize = errors.New("protocol: invalid frame size")
 
+// FrameSizeError is a size prefix that ReadFrameSize refused. It matches
+// ErrFrameSize with errors.Is; its fields let a caller name its own limit.
+type FrameSizeError struct {
+	Size, Max int32
+	// Hint names the likely sender of bytes that are not a Kafka frame
+	// ("looks like HTTP"), or shows the prefix's bytes.
+	Hint string
+}
+
+func (e *FrameSizeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("%v: %d is negative (%s)", ErrFrameSize, e.Size, e.Hint)
+	}
+	return fmt.Sprintf("%v: frame of %d bytes exceeds %d (%s)", ErrFrameSize, e.Size, e.Max, e.Hint)
+}
+
+func (e *FrameSizeError) Is(target error) bool { return target == ErrFrameSize }
+
 // ReadFrame reads one size-prefixed frame from r. It never allocates more
 // than maxSize bytes for a frame, whatever the prefix claims.
 func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
+	n, err := ReadFrameSize(r, maxSize)
+	if err != nil {
 		return nil, err
 	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if err := CheckFrameSize(n, maxSize); err != nil {
-		return nil, fmt.Errorf("%w (%s)", err, describePrefix(size))
+	return ReadFrameBody(r, n)
+}
+
+// ReadFrameSize reads the 4-byte size prefix of the next frame. A size that
+// is negative or above maxSize is a *FrameSizeError. A caller that must
+// account for the frame's memory (the server) does so between this and
+// ReadFrameBody, before anything is allocated.
+func ReadFrameSize(r io.Reader, maxSize int32) (int32, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return 0, err
 	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 0 || n > maxSize {
+		return 0, &FrameSizeError{Size: n, Max: maxSize, Hint: describePrefix(size)}
+	}
+	return n, nil
+}
+
+// ReadFrameBody reads the n bytes that follow a size prefix.
+func ReadFrameBody(r io.Reader, n int32) ([]byte, error) {
 	frame := make([]byte, n)
 	if _, err := io.ReadFull(r, frame); err != nil {
 		if err == io.EOF {
@@ -33,17 +68,6 @@ func ReadFrame(r io.Reader, maxSize int32) ([]byte, error) {
 		return nil, err
 	}
 	return frame, nil
-}
-
-// CheckFrameSize applies Apache's rule for the 4-byte size prefix.
-func CheckFrameSize(n, maxSize int32) error {
-	if n < 0 {
-		return fmt.Errorf("%w: %d is negative", ErrFrameSize, n)
-	}
-	if n > maxSize {
-		return fmt.Errorf("%w: %d is larger than %d", ErrFrameSize, n, maxSize)
-	}
-	return nil
 }
 
 // describePrefix names the likely sender of bytes that are not a Kafka frame,

@@ -53,7 +53,8 @@ func ParseRequestHeader(frame []byte) (RequestHeader, []byte, error) {
 		skipTags(&r)
 	}
 	if err := r.Complete(); err != nil {
-		return h, nil, fmt.Errorf("%w: key %d version %d: %v", ErrBadHeader, h.Key, h.Version, err)
+		// kbin's error is worded for responses; say what ran short.
+		return h, nil, fmt.Errorf("%w: key %d version %d: the client id or tagged fields run past the end of the frame", ErrBadHeader, h.Key, h.Version)
 	}
 	return h, r.Src, nil
 }

@@ -59,6 +59,20 @@ type Config struct {
 	BrokerSessionTimeoutMs int
 	BrokerHeartbeatMs      int
 
+	// Connection limits, so that one client cannot exhaust the node.
+	MaxConnections      int   // max.connections: open connections, all listeners
+	MaxConnectionsPerIP int   // max.connections.per.ip
+	ConnMaxIdleMs       int64 // connections.max.idle.ms; also the write timeout
+	// QueuedMaxRequests is queued.max.requests, which kraftd applies per
+	// connection: requests read from one connection and not yet answered.
+	// Apache's is node-wide (500), over a queue kraftd does not have: here
+	// every request has its own goroutine at once, and a node-wide count
+	// would let one client's parked fetches lock every other client out.
+	QueuedMaxRequests int
+	// QueuedMaxRequestBytes is queued.max.request.bytes: bytes of request
+	// frames read and being decoded, node-wide; -1 is unbounded.
+	QueuedMaxRequestBytes int64
+
 	// Topic defaults and leader balancing, as on an Apache controller.
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
@@ -146,6 +160,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	// kraftd has no fixed linger (it group-commits), so the key is accepted and unused.
 	p.int64("controller.quorum.append.linger.ms", 25, 0)
 	c.MaxFrameSize = int32(p.int64("socket.request.max.bytes", 100*1024*1024, 1))
+	p.connectionLimits(c)
 	c.SegmentBytes = p.int64("metadata.log.segment.bytes", 1<<30, 12)
 	c.SegmentMs = p.int64("metadata.log.segment.ms", 7*24*3600*1000, 1)
 	c.MaxRetentionBytes = p.int64("metadata.max.retention.bytes", 100*1024*1024, -1)
@@ -172,6 +187,21 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	}
 	sort.Strings(c.Unknown)
 	return c, nil
+}
+
+// connectionLimits reads the keys that bound what clients may hold. The
+// connection keys keep Apache's defaults; the queue keys have kraftd's own
+// (see Config), because Apache's leave the queued bytes unbounded.
+func (p *parser) connectionLimits(c *Config) {
+	c.MaxConnections = p.int32("max.connections", 1<<31-1, 1)
+	c.MaxConnectionsPerIP = p.int32("max.connections.per.ip", 1<<31-1, 1)
+	c.ConnMaxIdleMs = p.int64("connections.max.idle.ms", 600000, 1)
+	c.QueuedMaxRequests = p.int32("queued.max.requests", 128, 1)
+	// The default admits one largest frame at a time; smaller frames share.
+	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", int64(c.MaxFrameSize), -1)
+	if v := c.QueuedMaxRequestBytes; v != -1 && v < int64(c.MaxFrameSize) {
+		p.setErr("queued.max.request.bytes", fmt.Errorf("%d is neither -1 (unbounded) nor at least socket.request.max.bytes (%d), so the largest frame could never be read", v, c.MaxFrameSize))
+	}
 }
 
 // ControllerEndpoints returns the advertised endpoints of the controller
@@ -238,6 +268,16 @@ func (p *parser) int64(key string, def, min int64) int64 {
 		return def
 	}
 	return v
+}
+
+// int32 is int64 for keys Apache declares as int.
+func (p *parser) int32(key string, def, min int64) int {
+	v := p.int64(key, def, min)
+	if v > 1<<31-1 {
+		p.setErr(key, fmt.Errorf("%d does not fit in 32 bits", v))
+		return int(def)
+	}
+	return int(v)
 }
 
 func (p *parser) bool(key string, def bool) bool {

@@ -45,6 +45,10 @@ func TestParseConfigDefaultsAndUnknownKeys(t *testing.T) {
 	if c.MetadataLogDir != "/tmp/x" || c.FetchTimeoutMs != 2000 || c.ElectionTimeoutMs != 1000 || c.MaxFrameSize != 100<<20 {
 		t.Fatalf("%+v", c)
 	}
+	if c.MaxConnections != 1<<31-1 || c.MaxConnectionsPerIP != 1<<31-1 || c.ConnMaxIdleMs != 600000 ||
+		c.QueuedMaxRequests != 128 || c.QueuedMaxRequestBytes != int64(c.MaxFrameSize) {
+		t.Fatalf("connection limits %+v", c)
+	}
 	if len(c.Unknown) != 1 || c.Unknown[0] != "num.network.threads" {
 		t.Fatalf("unknown %v", c.Unknown)
 	}
@@ -65,6 +69,11 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		"controller.quorum.bootstrap.servers": "127.0.0.1:9093",
 		"auto.leader.rebalance.enable":        "yes",
 		"num.partitions":                      "0",
+		"max.connections":                     "0",
+		"max.connections.per.ip":              "4294967296",
+		"connections.max.idle.ms":             "soon",
+		"queued.max.requests":                 "0",
+		"queued.max.request.bytes":            "1000",
 	} {
 		p := baseProps()
 		p[key] = value

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"io"
+	"fmt"
 	"net"
+	"os"
 	"runtime/debug"
-	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,11 +16,6 @@ import (
 
 	"github.com/kraftd/kraftd/protocol"
 )
-
-// maxInFlightPerConn bounds the requests one connection may have pipelined
-// before the server stops reading from it, so one client cannot grow memory
-// without bound.
-const maxInFlightPerConn = 128
 
 // Request is one decoded request as a handler sees it.
 type Request struct {
@@ -32,96 +28,12 @@ type Request struct {
 	Ctx context.Context
 }
 
-// pending is a response slot, queued in request order.
-type pending struct {
-	frame    []byte
-	close    bool // close the connection instead of answering
-	finished bool // set under responder.queueMu
-}
-
-// responder writes a connection's responses in request order. Whichever
-// handler finishes the oldest outstanding request writes it, and every
-// finished response queued behind it, itself: no writer goroutine has to
-// wake up between a handler and the socket.
-type responder struct {
-	conn   net.Conn
-	cancel context.CancelFunc
-	slots  chan struct{} // one per request in flight
-
-	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
-	w       *bufio.Writer
-	queueMu sync.Mutex // never held while writing: the reader only needs this one
-	queue   []*pending
-	dead    bool
-	pending sync.WaitGroup
-}
-
-// add queues p behind the requests already in flight, waiting while
-// maxInFlightPerConn are; false once the connection is closing.
-func (r *responder) add(ctx context.Context, p *pending) bool {
-	select {
-	case r.slots <- struct{}{}:
-	case <-ctx.Done():
-		return false
-	}
-	r.pending.Add(1)
-	r.queueMu.Lock()
-	r.queue = append(r.queue, p)
-	r.queueMu.Unlock()
-	return true
-}
-
-// finish marks p answered and writes what is ready at the head of the queue.
-func (r *responder) finish(p *pending) {
-	defer r.pending.Done()
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	r.queueMu.Lock()
-	p.finished = true
-	var ready []*pending
-	for len(r.queue) > 0 && r.queue[0].finished {
-		ready = append(ready, r.queue[0])
-		r.queue = r.queue[1:]
-	}
-	dead := r.dead
-	r.queueMu.Unlock()
-	for range ready {
-		<-r.slots
-	}
-	if dead || len(ready) == 0 {
-		return
-	}
-	for _, q := range ready {
-		if q.close {
-			r.w.Flush()
-			r.kill()
-			return
-		}
-		if _, err := r.w.Write(q.frame); err != nil {
-			r.kill()
-			return
-		}
-	}
-	if r.w.Flush() != nil {
-		r.kill()
-	}
-}
-
-// kill closes the connection; later responses are dropped.
-func (r *responder) kill() {
-	r.queueMu.Lock()
-	r.dead = true
-	r.queueMu.Unlock()
-	r.cancel()
-	r.conn.Close()
-}
-
 // serveConn runs one connection: the calling goroutine reads and dispatches
 // each request to a goroutine of its own; responses leave in request order.
 func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
-	resp := &responder{conn: c, cancel: cancel, slots: make(chan struct{}, maxInFlightPerConn), w: bufio.NewWriterSize(c, 64*1024)}
+	resp := newResponder(c, cancel, s.cfg.QueuedMaxRequests, s.idle())
 	defer func() {
 		// Answer what was asked before the client stopped sending (a
 		// half-closed connection still reads), then close.
@@ -132,16 +44,17 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 
 	r := bufio.NewReaderSize(c, 64*1024)
 	for {
-		frame, err := protocol.ReadFrame(r, s.cfg.MaxFrameSize)
+		frame, err := s.readFrame(ctx, c, r, resp)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && ctx.Err() == nil {
-				log.Warn().Err(err).Msg("closing connection: unreadable frame")
+			if ctx.Err() == nil {
+				logUnreadable(log, err, s.cfg.MaxFrameSize)
 			}
 			return
 		}
 		req, errResp, err := s.decode(frame)
+		s.decoding.release(int64(len(frame)))
 		if err != nil {
-			log.Warn().Err(err).Msg("closing connection: bad request")
+			logRefused(log, err)
 			p := &pending{close: true}
 			if resp.add(ctx, p) {
 				resp.finish(p)
@@ -149,43 +62,91 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 			return
 		}
 		p := &pending{}
-		if !resp.add(ctx, p) {
-			return
-		}
 		if errResp != nil {
+			log.Debug().Str("api", kmsg.NameForKey(req.Header.Key)).Int16("version", req.Header.Version).
+				Int32("correlation_id", req.Header.CorrelationID).
+				Msgf("ApiVersions v%d is not supported; answered at v0 with UNSUPPORTED_VERSION", req.Header.Version)
+			if !resp.add(ctx, p) {
+				return
+			}
 			p.frame = protocol.AppendResponse(nil, req.Header, errResp)
 			resp.finish(p)
 			continue
+		}
+		p.reserve = responseReserve(req.Body)
+		if !resp.add(ctx, p) {
+			return
 		}
 		req.Listener, req.Remote, req.Ctx = listener, c.RemoteAddr(), ctx
 		go s.handle(log, req, resp, p)
 	}
 }
 
+// idle is connections.max.idle.ms.
+func (s *Server) idle() time.Duration { return time.Duration(s.cfg.ConnMaxIdleMs) * time.Millisecond }
+
+// readFrame waits for the next frame and reads it once the node-wide
+// decode budget has room for it; the caller releases len(frame) after
+// decoding. A connection that sends nothing for connections.max.idle.ms
+// while it has no request in flight is idle, and the error says so.
+func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, resp *responder) ([]byte, error) {
+	for {
+		// Peek consumes nothing, so a timeout here loses no bytes, and a
+		// client waiting for a parked answer can be waited for again.
+		c.SetReadDeadline(time.Now().Add(s.idle()))
+		_, err := r.Peek(1)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, err
+		}
+		if !resp.busy() {
+			return nil, errIdle
+		}
+	}
+	n, err := protocol.ReadFrameSize(r, s.cfg.MaxFrameSize)
+	if err != nil {
+		return nil, err
+	}
+	if !s.decoding.acquire(ctx, int64(n)) {
+		return nil, ctx.Err()
+	}
+	frame, err := protocol.ReadFrameBody(r, n)
+	if err != nil {
+		s.decoding.release(int64(n))
+		return nil, err
+	}
+	return frame, nil
+}
+
 // decode turns a frame into a request. It returns an immediate error
 // response for an ApiVersions request at a version kraftd does not know (the
-// client then retries at a version it offers), and an error, meaning "close
-// the connection", for everything Apache also closes on: unknown keys, keys
-// not served on this listener, unsupported versions, undecodable bodies.
+// client then retries at a version it offers), and a *refusal, meaning
+// "close the connection", for everything Apache also closes on: unknown
+// keys, keys not served on this listener, unsupported versions,
+// undecodable bodies.
 func (s *Server) decode(frame []byte) (*Request, kmsg.Response, error) {
 	h, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, refuseHeader(h, len(frame), err)
 	}
 	req := &Request{Header: h}
+	name := kmsg.NameForKey(h.Key)
 	if !s.registry.Supports(h.Key, h.Version) {
 		if h.Key == protocol.ApiVersionsKey {
 			return req, s.unsupportedApiVersions(), nil
 		}
-		if _, served := s.registry.Lookup(h.Key); !served {
-			return nil, nil, errors.New(kmsg.NameForKey(h.Key) + " is not served on a controller listener")
+		served, ok := s.registry.Lookup(h.Key)
+		if !ok {
+			return nil, nil, &refusal{h, true, fmt.Sprintf("%s (key %d) is not served on a controller listener", name, h.Key)}
 		}
-		return nil, nil, errors.New(kmsg.NameForKey(h.Key) + " at an unsupported version")
+		return nil, nil, &refusal{h, true, fmt.Sprintf("%s v%d is not supported (kraftd serves v%d-%d)", name, h.Version, served.Min, served.Max)}
 	}
 	req.Body = kmsg.RequestForKey(h.Key)
 	req.Body.SetVersion(h.Version)
 	if err := req.Body.ReadFrom(body); err != nil {
-		return nil, nil, errors.New("undecodable " + kmsg.NameForKey(h.Key) + " body: " + err.Error())
+		return nil, nil, &refusal{h, true, "body does not decode: " + describeDecodeError(err, name, h.Version, len(body))}
 	}
 	return req, nil, nil
 }
@@ -205,7 +166,7 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 	defer func() {
 		// A handler bug must cost one connection, never the process.
 		if v := recover(); v != nil {
-			log.Error().Interface("panic", v).Bytes("stack", debug.Stack()).Str("api", kmsg.NameForKey(req.Header.Key)).Msg("handler panicked; closing connection")
+			withHeader(log.Error(), req.Header).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("handler panicked; closing connection")
 			p.close = true
 		}
 	}()
@@ -213,7 +174,7 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 	out, err := h.fn(s, req)
 	if err != nil {
 		if req.Ctx.Err() == nil {
-			log.Warn().Err(err).Str("api", kmsg.NameForKey(req.Header.Key)).Msg("closing connection")
+			withHeader(log.Warn(), req.Header).Str("reason", err.Error()).Msg("request failed; closing connection")
 		}
 		p.close = true
 		return

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -43,6 +44,9 @@ type Server struct {
 	registry *protocol.Registry
 	backend  Backend
 
+	conns    *connLimits
+	decoding *decodeBudget
+
 	mu        sync.Mutex
 	listeners []net.Listener
 	addrs     map[string]net.Addr
@@ -69,7 +73,8 @@ type Backend interface {
 
 // New builds a server for cfg.
 func New(cfg *Config, backend Backend, log zerolog.Logger) *Server {
-	s := &Server{cfg: cfg, log: log, registry: protocol.NewRegistry(), backend: backend, addrs: map[string]net.Addr{}}
+	s := &Server{cfg: cfg, log: log, registry: protocol.NewRegistry(), backend: backend, addrs: map[string]net.Addr{},
+		conns: newConnLimits(cfg.MaxConnections, cfg.MaxConnectionsPerIP), decoding: newDecodeBudget(cfg.QueuedMaxRequestBytes)}
 	for key, h := range handlers {
 		s.registry.Register(key, h.min, h.max)
 	}
@@ -88,15 +93,20 @@ func (s *Server) Listen() error {
 			s.Close()
 			return fmt.Errorf("listener %s: %w", l, err)
 		}
-		s.mu.Lock()
-		s.listeners = append(s.listeners, ln)
-		s.addrs[l.Name] = ln.Addr()
-		s.mu.Unlock()
-		s.log.Info().Str("listener", l.Name).Str("addr", ln.Addr().String()).Msg("listening")
-		s.wg.Add(1)
-		go s.accept(ln, l.Name)
+		s.serve(ln, l.Name)
 	}
 	return nil
+}
+
+// serve accepts connections on ln, which Close will close.
+func (s *Server) serve(ln net.Listener, name string) {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, ln)
+	s.addrs[name] = ln.Addr()
+	s.mu.Unlock()
+	s.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Msg("listening")
+	s.wg.Add(1)
+	go s.accept(ln, name)
 }
 
 // Addr returns the bound address of the named listener (useful with port 0).
@@ -106,19 +116,48 @@ func (s *Server) Addr(listener string) net.Addr {
 	return s.addrs[listener]
 }
 
+// Accept backs off from this after a failure, doubling up to
+// maxAcceptBackoff, as Go's net/http server does.
+const (
+	minAcceptBackoff = 5 * time.Millisecond
+	maxAcceptBackoff = time.Second
+)
+
+// accept runs until the listener is closed. Every other accept error (out
+// of file descriptors, a connection aborted before it was taken) is
+// temporary: the loop waits and tries again, so the listener recovers once
+// descriptors are free.
 func (s *Server) accept(ln net.Listener, name string) {
 	defer s.wg.Done()
+	var backoff time.Duration
 	for {
 		c, err := ln.Accept()
 		if err != nil {
-			if !errors.Is(err, net.ErrClosed) {
-				s.log.Error().Err(err).Str("listener", name).Msg("accept failed")
+			if errors.Is(err, net.ErrClosed) || s.ctx.Err() != nil {
+				return
 			}
-			return
+			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
+			s.log.Warn().Err(err).Str("listener", name).Dur("retry_in", backoff).Msg("accept failed")
+			select {
+			case <-time.After(backoff):
+			case <-s.ctx.Done():
+				return
+			}
+			continue
+		}
+		backoff = 0
+		release, refused := s.conns.open(c.RemoteAddr())
+		if refused != "" {
+			// As Apache does: the connection is closed at once, and the
+			// client retries later.
+			s.log.Warn().Str("listener", name).Str("remote", c.RemoteAddr().String()).Str("reason", refused).Msg("refused connection")
+			c.Close()
+			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer release()
 			stop := context.AfterFunc(s.ctx, func() { c.Close() })
 			defer stop()
 			s.serveConn(s.ctx, c, name)

@@ -220,11 +220,11 @@ func TestPipelinedResponsesKeepOrderAndParkedFetchBlocksNoOne(t *testing.T) {
 // More requests than may be in flight at once, written in one go and then
 // half-closed: every one is answered, in order, before the server closes.
 func TestManyPipelinedRequestsAnsweredInOrderAfterHalfClose(t *testing.T) {
-	_, addr, _ := startServer(t)
+	s, addr, _ := startServer(t)
 	c := dial(t, addr)
 	dq := kmsg.NewPtrDescribeQuorumRequest()
 	dq.SetVersion(2)
-	const n = 3 * maxInFlightPerConn
+	n := int32(3 * s.cfg.QueuedMaxRequests)
 	var all []byte
 	for corr := int32(0); corr < n; corr++ {
 		all = protocol.AppendFrame(all, dq.AppendTo(protocol.AppendRequestHeader(nil, dq, corr, "test")))

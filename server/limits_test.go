@@ -1,0 +1,253 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// logBuffer collects a server's JSON log lines for a test to search.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startServerWith is startServer with extra properties, logging to logs.
+func startServerWith(t *testing.T, extra map[string]string, logs io.Writer) (*Server, string, *stillBackend) {
+	t.Helper()
+	props := map[string]string{
+		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
+		"listeners": "CONTROLLER://127.0.0.1:0", "log.dirs": t.TempDir(), "socket.request.max.bytes": "1048576",
+	}
+	for k, v := range extra {
+		props[k] = v
+	}
+	cfg, err := ParseConfig(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if logs == nil {
+		logs = zerolog.NewTestWriter(t)
+	}
+	b := &stillBackend{release: make(chan struct{})}
+	s := New(cfg, b, zerolog.New(logs))
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, s.Addr("CONTROLLER").String(), b
+}
+
+// closedByServer waits for the server to close c, unlike testConn.closed,
+// which also takes the client's own read deadline passing for a close.
+func closedByServer(c *testConn, within time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(within))
+	_, err := c.Read(make([]byte, 1))
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// answered reports whether c gets an answer to ApiVersions.
+func answered(t *testing.T, c *testConn, corr int32) bool {
+	t.Helper()
+	req := kmsg.NewPtrApiVersionsRequest()
+	c.send(req, corr)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	frame, err := protocol.ReadFrame(c, 1<<24)
+	if err != nil {
+		return false
+	}
+	got, _, err := protocol.ParseResponse(frame, req)
+	return err == nil && got == corr
+}
+
+// flakyListener fails its first Accept the way a process out of file
+// descriptors does, then accepts from the real listener beneath.
+type flakyListener struct {
+	net.Listener
+	once sync.Once
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	var fail bool
+	l.once.Do(func() { fail = true })
+	if fail {
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Addr: l.Addr(), Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	}
+	return l.Listener.Accept()
+}
+
+func TestAcceptLoopSurvivesTooManyOpenFiles(t *testing.T) {
+	s, _, _ := startServerWith(t, nil, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.serve(&flakyListener{Listener: ln}, "FLAKY")
+	if c := dial(t, ln.Addr().String()); !answered(t, c, 1) {
+		t.Fatal("no answer after the listener's accept failed once")
+	}
+}
+
+func TestMaxConnectionsRefusesTheExtraConnection(t *testing.T) {
+	for _, key := range []string{"max.connections", "max.connections.per.ip"} {
+		t.Run(key, func(t *testing.T) {
+			_, addr, _ := startServerWith(t, map[string]string{key: "2"}, nil)
+			first, second := dial(t, addr), dial(t, addr)
+			if !answered(t, first, 1) || !answered(t, second, 2) {
+				t.Fatal("the connections within the limit are not served")
+			}
+			if !closedByServer(dial(t, addr), 10*time.Second) {
+				t.Fatal("a third connection was left open")
+			}
+			if !answered(t, second, 3) {
+				t.Fatal("refusing the third connection harmed the second")
+			}
+			// Once one leaves (the server notices, which takes a moment), a
+			// new one is let in.
+			first.Close()
+			for deadline := time.Now().Add(10 * time.Second); !answered(t, dial(t, addr), 4); {
+				if time.Now().After(deadline) {
+					t.Fatal("no connection let in after one of the two left")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
+}
+
+func TestIdleConnectionIsClosedButOneWaitingForAnAnswerIsNot(t *testing.T) {
+	_, addr, b := startServerWith(t, map[string]string{"connections.max.idle.ms": "100"}, nil)
+	idle := dial(t, addr)
+	if !answered(t, idle, 1) {
+		t.Fatal("no answer")
+	}
+	waiting := dial(t, addr)
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.SetVersion(17)
+	waiting.send(fetch, 2) // parks until released
+	if !closedByServer(idle, 10*time.Second) {
+		t.Fatal("an idle connection was left open")
+	}
+	// Many idle intervals later the parked fetch has kept the other
+	// connection open, and it gets its answer.
+	time.Sleep(500 * time.Millisecond)
+	close(b.release)
+	waiting.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if corr, _ := waiting.recv(fetch); corr != 2 {
+		t.Fatalf("parked fetch answered with corr %d", corr)
+	}
+	if !answered(t, waiting, 3) {
+		t.Fatal("the connection that waited for an answer was closed as idle")
+	}
+}
+
+// A client that sends and never reads is cut off by the write deadline
+// (connections.max.idle.ms without taking a byte), so it does not pin the
+// handler that writes to it.
+func TestClientThatNeverReadsLosesItsConnection(t *testing.T) {
+	s, addr, _ := startServerWith(t, map[string]string{"connections.max.idle.ms": "300"}, nil)
+	c := dial(t, addr)
+	if !answered(t, c, 0) {
+		t.Fatal("no answer")
+	}
+	req := kmsg.NewPtrApiVersionsRequest()
+	one := protocol.AppendFrame(nil, req.AppendTo(protocol.AppendRequestHeader(nil, req, 1, "test")))
+	burst := bytes.Repeat(one, 1000)
+	go func() {
+		// Each answer is ~1 KiB: enough requests fill both socket buffers.
+		for {
+			c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			if _, err := c.Write(burst); err != nil {
+				return
+			}
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		s.conns.mu.Lock()
+		total := s.conns.total
+		s.conns.mu.Unlock()
+		if total == 0 {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the connection of a client that never reads is still open")
+}
+
+// kmsg refuses an array count larger than the bytes left before it
+// allocates anything; the refusal is logged in kraftd's words, with what
+// the request was.
+func TestHugeArrayCountIsRefusedWithoutAllocating(t *testing.T) {
+	logs := &logBuffer{}
+	s, addr, _ := startServerWith(t, nil, logs)
+	// DescribeConfigs v4 (flexible): one resource whose ConfigNames compact
+	// array claims 2^31-2 names, in a frame of a few bytes.
+	header := protocol.AppendRequestHeader(nil, &kmsg.DescribeConfigsRequest{Version: 4}, 7, "hostile")
+	body := []byte{2 /* one resource */, 2 /* type */, 2, 'x' /* name */, 0xff, 0xff, 0xff, 0xff, 0x07 /* names */, 0}
+	frame := append(header, body...)
+	// Fetch v4 (not flexible): a topic array claiming 2^31-1 topics.
+	fetch := protocol.AppendRequestHeader(nil, &kmsg.FetchRequest{Version: 4}, 8, "hostile")
+	fetch = append(fetch, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0x7f, 0xff, 0xff, 0xff)
+	for _, f := range [][]byte{frame, fetch} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, err := s.decode(f)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatal("decoded")
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Fatalf("decoding allocated %d bytes", grew)
+		}
+	}
+	c := dial(t, addr)
+	c.raw(protocol.AppendFrame(nil, frame))
+	if !closedByServer(c, 10*time.Second) {
+		t.Fatal("connection left open")
+	}
+	want := []string{`"api":"DescribeConfigs"`, `"version":4`, `"correlation_id":7`, `"client_id":"hostile"`, `"reason":"body does not decode: `}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		line := logs.String()
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(line, w) {
+				missing = w
+			}
+		}
+		if missing == "" {
+			if strings.Contains(line, "enough data") {
+				t.Fatalf("logged in the decoding library's words: %s", line)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("log lacks %s: %s", missing, line)
+		}
+	}
+}

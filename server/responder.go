@@ -1,0 +1,231 @@
+// responder.go writes a connection's responses in request order and bounds
+// what one connection may hold: requests in flight, and bytes of responses
+// not yet taken by the client. When either bound is reached, the
+// connection's reader stops reading until the client drains its responses;
+// a client that never reads stops being read, and costs no more.
+
+package server
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const (
+	// maxOwedPerConn bounds the bytes of responses one connection may be
+	// owed: reserved for its requests in flight, then held until written.
+	// Four full Fetch responses fit, more than any KRaft client pipelines.
+	maxOwedPerConn = 4 * fetchReserve
+	// fetchReserve is what a Fetch or FetchSnapshot in flight reserves:
+	// the most records the quorum puts in one answer (quorum.Config's
+	// MaxFetchBytes, which node.Config leaves at its 8 MiB default). It is
+	// reserved before the request runs because those answers are far
+	// larger than their requests; the actual size replaces it at the end.
+	fetchReserve = 8 << 20
+	// writeChunk is how much is written under one write deadline, so the
+	// deadline measures a client's progress, not the size of a response.
+	writeChunk = 256 << 10
+)
+
+// responseReserve is what a request reserves of its connection's owed
+// bytes before it runs. Other answers are about as large as their requests
+// (or small), so they are counted only once built.
+func responseReserve(req kmsg.Request) int64 {
+	var asked int32
+	switch r := req.(type) {
+	case *kmsg.FetchRequest:
+		asked = r.MaxBytes
+	case *kmsg.FetchSnapshotRequest:
+		asked = r.MaxBytes
+	default:
+		return 0
+	}
+	if asked > 0 && asked < fetchReserve {
+		return int64(asked)
+	}
+	return fetchReserve
+}
+
+// pending is a response slot, queued in request order.
+type pending struct {
+	reserve  int64 // owed bytes reserved when admitted, until finished
+	frame    []byte
+	close    bool // close the connection instead of answering
+	finished bool // set under responder.mu
+}
+
+// responder writes a connection's responses in request order. Whichever
+// handler finishes the oldest outstanding request writes it, and every
+// finished response queued behind it, itself: no writer goroutine has to
+// wake up between a handler and the socket.
+type responder struct {
+	conn        net.Conn
+	cancel      context.CancelFunc
+	maxInFlight int
+	maxOwed     int64
+
+	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
+	w       *bufio.Writer
+	mu      sync.Mutex // never held while writing: the reader only needs this one
+	space   *sync.Cond // on mu: in-flight or owed went down, or the connection died
+	queue   []*pending
+	// inFlight counts requests admitted and not yet written; owed is
+	// their reserves plus the frames built and not yet written.
+	inFlight int
+	owed     int64
+	peakOwed int64 // the most ever owed at once, for tests
+	dead     bool
+	pending  sync.WaitGroup
+}
+
+func newResponder(c net.Conn, cancel context.CancelFunc, maxInFlight int, writeTimeout time.Duration) *responder {
+	r := &responder{conn: c, cancel: cancel, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn,
+		w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, 64*1024)}
+	r.space = sync.NewCond(&r.mu)
+	return r
+}
+
+// add queues p behind the requests already in flight, waiting while the
+// connection has as many requests in flight as it may, or is owed so much
+// that p's reserve does not fit (unless nothing is owed, so that a reserve
+// above the bound still runs alone). False once the connection is closing.
+func (r *responder) add(ctx context.Context, p *pending) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.fits(p) {
+		stop := context.AfterFunc(ctx, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.space.Broadcast()
+		})
+		defer stop()
+		for !r.fits(p) && ctx.Err() == nil {
+			r.space.Wait()
+		}
+	}
+	if r.dead || ctx.Err() != nil {
+		return false
+	}
+	r.inFlight++
+	r.owed += p.reserve
+	r.peakOwed = max(r.peakOwed, r.owed)
+	r.pending.Add(1)
+	r.queue = append(r.queue, p)
+	return true
+}
+
+// fits is add's condition to go ahead; r.mu is held.
+func (r *responder) fits(p *pending) bool {
+	if r.dead {
+		return true // add refuses
+	}
+	return r.inFlight < r.maxInFlight && (r.owed == 0 || r.owed+p.reserve <= r.maxOwed)
+}
+
+// busy reports whether the connection has requests in flight, so that a
+// client waiting for a parked answer is not idle.
+func (r *responder) busy() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.inFlight > 0
+}
+
+// finish marks p answered and writes what is ready at the head of the queue.
+func (r *responder) finish(p *pending) {
+	defer r.pending.Done()
+	r.mu.Lock()
+	p.finished = true
+	r.owed += int64(len(p.frame)) - p.reserve
+	p.reserve = 0
+	r.peakOwed = max(r.peakOwed, r.owed)
+	r.mu.Unlock()
+
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	r.mu.Lock()
+	var ready []*pending
+	for len(r.queue) > 0 && r.queue[0].finished {
+		ready = append(ready, r.queue[0])
+		r.queue = r.queue[1:]
+	}
+	dead := r.dead
+	r.mu.Unlock()
+	if len(ready) == 0 {
+		return
+	}
+	if !dead {
+		r.write(ready)
+	}
+	// Only now, with the bytes handed to the kernel, is the space free:
+	// a client that does not read keeps it taken.
+	r.mu.Lock()
+	r.inFlight -= len(ready)
+	for _, q := range ready {
+		r.owed -= int64(len(q.frame))
+		q.frame = nil
+	}
+	r.space.Broadcast()
+	r.mu.Unlock()
+}
+
+// write writes ready in order; r.writeMu is held.
+func (r *responder) write(ready []*pending) {
+	for _, q := range ready {
+		if q.close {
+			r.w.Flush()
+			r.kill()
+			return
+		}
+		if _, err := r.w.Write(q.frame); err != nil {
+			r.kill()
+			return
+		}
+	}
+	if r.w.Flush() != nil {
+		r.kill()
+	}
+}
+
+// kill closes the connection; later responses are dropped.
+func (r *responder) kill() {
+	r.mu.Lock()
+	r.dead = true
+	r.space.Broadcast()
+	r.mu.Unlock()
+	r.cancel()
+	r.conn.Close()
+}
+
+// peak is the most the connection was ever owed at once.
+func (r *responder) peak() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peakOwed
+}
+
+// deadlineWriter writes to a connection in chunks, each under a fresh
+// write deadline: a client that takes no bytes for the timeout
+// (connections.max.idle.ms) loses its connection, so it cannot pin the
+// handler that is writing to it.
+type deadlineWriter struct {
+	c       net.Conn
+	timeout time.Duration
+}
+
+func (d deadlineWriter) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		d.c.SetWriteDeadline(time.Now().Add(d.timeout))
+		m, err := d.c.Write(b[n:min(len(b), n+writeChunk)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
