@@ -24,10 +24,14 @@
 // Recovery (OpenLog) checks every batch of every segment, as Apache does for
 // the metadata log (it opens it with recovery point 0): length, CRC-32C,
 // magic, offsets contiguous across batches and segments, epochs never
-// decreasing. The first bad or partial batch and everything after it is
-// cut and logged, so nothing after a torn write is ever served. Indexes and
-// the leader epoch cache are derived from the batches and rebuilt on open,
-// which is why Sync does not fsync the index files.
+// decreasing. Unlike Apache it cuts only a torn tail: a bad or partial batch
+// in the active (last) segment is cut with everything after it and logged,
+// so nothing after a torn write is ever served; a bad batch in an earlier
+// segment, which was fsynced whole before the next began, or a segment that
+// does not continue the one before, stops the open with a *CorruptLogError
+// naming the file and offset, and only LogConfig.TruncateCorrupt cuts it.
+// Indexes and the leader epoch cache are derived from the batches and
+// rebuilt on open, which is why Sync does not fsync the index files.
 //
 // Formats, with the Apache class each follows:
 //   - NNNNNNNNNNNNNNNNNNNN.log: RecordBatch v2 batches (package batch).
