@@ -7,9 +7,11 @@
 // format` leaves (bootstrap.checkpoint, the bootstrap snapshot
 // 00000000000000000000-0000000000.checkpoint with a dynamic quorum's
 // KRaftVersion and Voters records, meta.properties last); OpenNodeDir
-// checks meta.properties against the node.id, takes the lock and opens
-// the bootstrap files, quorum-state and the log (NodeDir); ListLogFiles
-// lets tools read a directory without locking or changing it. The records
+// checks meta.properties against the node.id, takes the lock, refuses a
+// directory that has started but lost its log (LogStartedName,
+// ErrLostLog), and opens the bootstrap files, quorum-state and the log
+// (NodeDir), noting the first start; ListLogFiles lets tools read a
+// directory without locking or changing it. The records
 // inside bootstrap.checkpoint and snapshots are encoded by package
 // metadata, which storage imports (metadata imports only storage/batch
 // and storage/uuid); storage never imports quorum, controller or server.
@@ -41,6 +43,7 @@
 //   - quorum-state: FileQuorumStateStore, compact JSON, no final newline.
 //   - <endOffset>-<epoch>.checkpoint: Snapshots, FileRawSnapshotWriter.
 //   - meta.properties: MetaProperties via java.util.Properties.store.
+//   - kraftd-log-started: kraftd's own, two comment lines; Apache has none.
 //
 // Not written: Apache's producer-state "<offset>.snapshot" files (the
 // metadata log has no producers; Apache rebuilds them when missing), and the
