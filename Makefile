@@ -5,6 +5,7 @@ GO ?= go
 KRAFTD_KAFKA_CACHE ?= $(HOME)/.cache/kraftd/kafka
 export KRAFTD_KAFKA_CACHE
 SEEDS ?= 10000
+FUZZTIME ?= 30s
 
 .PHONY: all build build-race run test vet gen gen-check kafka tools sim bench fuzz clean
 
@@ -44,6 +45,11 @@ test: tools kafka vet gen-check build build-race
 # Run many simulation seeds: make sim SEEDS=100000
 sim:
 	$(GO) test ./node/sim -run 'TestSimulation$$' -count=1 -timeout 0 -sim.seeds=$(SEEDS)
+
+# Run every fuzz test for FUZZTIME each, one after another: make fuzz FUZZTIME=5m
+# (scripts/fuzz.sh -n lists the commands). Their seed corpora run in make test.
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 bench: build kafka
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...

@@ -39,6 +39,12 @@ type DiskConfig struct {
 	// IndexBytes is the preallocated size of the active segment's index
 	// files; 0 takes Apache's 10 MiB.
 	IndexBytes int
+	// TruncateCorruptLog cuts the log at damage before its active segment
+	// instead of refusing to open (storage.LogConfig.TruncateCorrupt).
+	TruncateCorruptLog bool
+	// AcceptLostLog opens a directory whose log was lost with an empty
+	// log instead of refusing (storage.NodeDirConfig.AcceptLostLog).
+	AcceptLostLog bool
 }
 
 // SettingError names the configuration key a directory contradicts, so
@@ -53,10 +59,16 @@ func (e *SettingError) Error() string { return fmt.Sprintf("config %s: %v", e.Ke
 func (e *SettingError) Unwrap() error { return e.Err }
 
 // OpenDisk locks and opens cfg's metadata.log.dir (storage.OpenNodeDir).
-// It refuses a directory that is not formatted or whose node.id differs
-// from the configuration.
+// It refuses a directory that is not formatted, whose node.id differs from
+// the configuration, whose log was lost (storage.ErrLostLog) or is corrupt
+// before its active segment (storage.ErrCorruptLog), unless cfg says to go
+// on.
 func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error) {
-	nd, err := storage.OpenNodeDir(fsys, cfg.Dir, cfg.NodeID, storage.LogConfig{SegmentBytes: cfg.SegmentBytes, MaxIndexBytes: cfg.IndexBytes}, log)
+	nd, err := storage.OpenNodeDir(fsys, cfg.Dir, storage.NodeDirConfig{
+		NodeID:        cfg.NodeID,
+		Log:           storage.LogConfig{SegmentBytes: cfg.SegmentBytes, MaxIndexBytes: cfg.IndexBytes, TruncateCorrupt: cfg.TruncateCorruptLog},
+		AcceptLostLog: cfg.AcceptLostLog,
+	}, log)
 	switch {
 	case errors.Is(err, storage.ErrNotFormatted):
 		return nil, fmt.Errorf("%s is not formatted: run kraftd format", cfg.Dir)

@@ -113,6 +113,9 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if roles := p.str("process.roles", ""); roles != "controller" {
 		return nil, p.fail("process.roles", fmt.Errorf("%q: kraftd runs only as a controller (process.roles=controller)", roles))
 	}
+	if err := refuseSecurity(props); err != nil {
+		return nil, err
+	}
 	c.NodeID = p.int32Req("node.id", 0)
 	c.Voters = p.voters("controller.quorum.voters")
 	c.BootstrapServers = p.list("controller.quorum.bootstrap.servers")

@@ -32,7 +32,21 @@ type Disk = node.Disk
 
 // OpenDisk locks and opens cfg's metadata.log.dir.
 func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
-	d, err := node.OpenDisk(fsys, node.DiskConfig{Dir: cfg.MetadataLogDir, NodeID: cfg.NodeID, SegmentBytes: cfg.SegmentBytes}, log)
+	return OpenDiskWith(fsys, cfg, DiskOverrides{}, log)
+}
+
+// DiskOverrides are an operator's answers, given for one start, to damage
+// OpenDisk otherwise refuses. They are start flags, not configuration
+// keys, so that a choice made once is not made again silently.
+type DiskOverrides struct {
+	TruncateCorruptLog bool // cut the log at damage before its active segment
+	AcceptLostLog      bool // start a directory whose log was lost with an empty one
+}
+
+// OpenDiskWith is OpenDisk with overrides.
+func OpenDiskWith(fsys storage.FS, cfg *Config, o DiskOverrides, log zerolog.Logger) (*Disk, error) {
+	d, err := node.OpenDisk(fsys, node.DiskConfig{Dir: cfg.MetadataLogDir, NodeID: cfg.NodeID, SegmentBytes: cfg.SegmentBytes,
+		TruncateCorruptLog: o.TruncateCorruptLog, AcceptLostLog: o.AcceptLostLog}, log)
 	return d, asConfigError(err)
 }
 

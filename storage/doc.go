@@ -7,9 +7,11 @@
 // format` leaves (bootstrap.checkpoint, the bootstrap snapshot
 // 00000000000000000000-0000000000.checkpoint with a dynamic quorum's
 // KRaftVersion and Voters records, meta.properties last); OpenNodeDir
-// checks meta.properties against the node.id, takes the lock and opens
-// the bootstrap files, quorum-state and the log (NodeDir); ListLogFiles
-// lets tools read a directory without locking or changing it. The records
+// checks meta.properties against the node.id, takes the lock, refuses a
+// directory that has started but lost its log (LogStartedName,
+// ErrLostLog), and opens the bootstrap files, quorum-state and the log
+// (NodeDir), noting the first start; ListLogFiles lets tools read a
+// directory without locking or changing it. The records
 // inside bootstrap.checkpoint and snapshots are encoded by package
 // metadata, which storage imports (metadata imports only storage/batch
 // and storage/uuid); storage never imports quorum, controller or server.
@@ -24,10 +26,14 @@
 // Recovery (OpenLog) checks every batch of every segment, as Apache does for
 // the metadata log (it opens it with recovery point 0): length, CRC-32C,
 // magic, offsets contiguous across batches and segments, epochs never
-// decreasing. The first bad or partial batch and everything after it is
-// cut and logged, so nothing after a torn write is ever served. Indexes and
-// the leader epoch cache are derived from the batches and rebuilt on open,
-// which is why Sync does not fsync the index files.
+// decreasing. Unlike Apache it cuts only a torn tail: a bad or partial batch
+// in the active (last) segment is cut with everything after it and logged,
+// so nothing after a torn write is ever served; a bad batch in an earlier
+// segment, which was fsynced whole before the next began, or a segment that
+// does not continue the one before, stops the open with a *CorruptLogError
+// naming the file and offset, and only LogConfig.TruncateCorrupt cuts it.
+// Indexes and the leader epoch cache are derived from the batches and
+// rebuilt on open, which is why Sync does not fsync the index files.
 //
 // Formats, with the Apache class each follows:
 //   - NNNNNNNNNNNNNNNNNNNN.log: RecordBatch v2 batches (package batch).
@@ -37,6 +43,7 @@
 //   - quorum-state: FileQuorumStateStore, compact JSON, no final newline.
 //   - <endOffset>-<epoch>.checkpoint: Snapshots, FileRawSnapshotWriter.
 //   - meta.properties: MetaProperties via java.util.Properties.store.
+//   - kraftd-log-started: kraftd's own, two comment lines; Apache has none.
 //
 // Not written: Apache's producer-state "<offset>.snapshot" files (the
 // metadata log has no producers; Apache rebuilds them when missing), and the

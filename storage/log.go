@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -20,8 +19,9 @@ import (
 // MetadataLogDirName is the partition directory under metadata.log.dir.
 const MetadataLogDirName = "__cluster_metadata-0"
 
-// LogConfig holds the few UnifiedLog settings the metadata log uses. Zero
-// fields take Apache's defaults.
+// LogConfig holds the few UnifiedLog settings the metadata log uses, and
+// the operator's choice for damaged data. Zero fields take Apache's
+// defaults.
 type LogConfig struct {
 	// SegmentBytes is metadata.log.segment.bytes: a segment rolls before an
 	// append would take it past this size. Default 1 GiB.
@@ -31,6 +31,11 @@ type LogConfig struct {
 	// MaxIndexBytes is segment.index.bytes, the preallocated size of the
 	// active segment's index files. Default 10 MiB.
 	MaxIndexBytes int
+	// TruncateCorrupt makes OpenLog cut the log at damage it finds before
+	// the active segment (deleting everything after it) instead of
+	// refusing to open with a *CorruptLogError. Only an operator who has
+	// read that error should set it; see log_recover.go.
+	TruncateCorrupt bool
 }
 
 func (c LogConfig) withDefaults() LogConfig {
@@ -83,11 +88,14 @@ type Log struct {
 }
 
 // OpenLog opens (creating if needed) the log in dir and recovers it: every
-// batch of every segment is checked, as Apache does for the metadata log,
-// and the log is cut at the first torn or corrupt batch; indexes and the
-// epoch cache are rebuilt from the batches; leftover temporary files and
-// snapshots older than the log are removed; if the newest snapshot is ahead
-// of the log, the log is emptied to start at it.
+// batch of every segment is checked, as Apache does for the metadata log;
+// a torn or corrupt tail of the active segment is cut, while damage in an
+// earlier segment, or a segment that does not continue the one before,
+// fails with a *CorruptLogError naming the file and offset (unless
+// cfg.TruncateCorrupt); indexes and the epoch cache are rebuilt from the
+// batches; leftover temporary files and snapshots older than the log are
+// removed; if the newest snapshot is ahead of the log, the log is emptied
+// to start at it.
 func OpenLog(fsys FS, dir string, cfg LogConfig, logger zerolog.Logger) (*Log, error) {
 	l := &Log{fs: fsys, dir: dir, cfg: cfg.withDefaults(), log: logger.With().Str("dir", dir).Logger()}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
@@ -147,45 +155,8 @@ func (l *Log) loadSegments() error {
 		}
 	}
 	slices.Sort(bases)
-	lastEpoch := int32(-1)
-	for i, base := range bases {
-		s := &segment{base: base}
-		if i > 0 && base != l.segs[len(l.segs)-1].next {
-			l.log.Warn().Int64("segment", base).Int64("expected_base", l.segs[len(l.segs)-1].next).
-				Msg("segment does not continue the log; dropping it and every later segment")
-			return l.dropSegmentFiles(bases[i:])
-		}
-		if s.log, err = l.fs.OpenFile(s.path(l.dir, logSuffix), os.O_RDWR, 0); err != nil {
-			return err
-		}
-		l.segs = append(l.segs, s)
-		res, err := s.recover(base, lastEpoch, l.cfg, func(h batch.Header) {
-			if last, ok := l.epochs.latest(); !ok || h.PartitionLeaderEpoch > last.Epoch {
-				l.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
-			}
-		})
-		if err != nil {
-			return err
-		}
-		if s.lastEpoch >= 0 {
-			lastEpoch = s.lastEpoch
-		}
-		if res.reason != nil {
-			l.log.Warn().Int64("segment", base).Int64("cut_at_offset", s.next).
-				Int64("cut_at_byte", res.validBytes).Int64("bytes_cut", res.fileSize-res.validBytes).
-				Int("later_segments_dropped", len(bases)-i-1).Str("reason", res.reason.Error()).
-				Msg("truncating torn or corrupt log tail")
-			if err := s.log.Truncate(res.validBytes); err != nil {
-				return err
-			}
-			if err := s.log.Sync(); err != nil {
-				return err
-			}
-			if err := l.dropSegmentFiles(bases[i+1:]); err != nil {
-				return err
-			}
-			break
-		}
+	if err := l.recoverSegments(bases); err != nil {
+		return err
 	}
 	if len(l.segs) == 0 {
 		s, err := l.createSegment(0)

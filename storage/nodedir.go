@@ -50,12 +50,27 @@ type NodeDir struct {
 	Log *Log
 }
 
-// OpenNodeDir opens the metadata.log.dir dir for node nodeID: it reads
-// meta.properties, refusing an unformatted directory (ErrNotFormatted) and
-// one formatted for another node (ErrWrongNode), takes the directory lock
-// (ErrLocked when another process holds it), then reads the bootstrap
-// files and quorum-state and opens (recovers) the log.
-func OpenNodeDir(fsys FS, dir string, nodeID int32, cfg LogConfig, logger zerolog.Logger) (*NodeDir, error) {
+// NodeDirConfig says how OpenNodeDir opens a directory.
+type NodeDirConfig struct {
+	// NodeID is the configured node.id the directory must be formatted for.
+	NodeID int32
+	// Log configures the metadata log (OpenLog).
+	Log LogConfig
+	// AcceptLostLog opens a directory whose metadata log was lost
+	// (ErrLostLog) with an empty log. Only an operator who has read that
+	// error should set it.
+	AcceptLostLog bool
+}
+
+// OpenNodeDir opens the metadata.log.dir dir: it reads meta.properties,
+// refusing an unformatted directory (ErrNotFormatted) and one formatted
+// for another node (ErrWrongNode), takes the directory lock (ErrLocked
+// when another process holds it), refuses a directory whose node has run
+// and whose log is gone (ErrLostLog, see LogStartedName), then reads the
+// bootstrap files and quorum-state, opens (recovers) the log, and notes
+// that this directory has started (LogStartedName).
+func OpenNodeDir(fsys FS, dir string, cfg NodeDirConfig, logger zerolog.Logger) (*NodeDir, error) {
+	nodeID := cfg.NodeID
 	meta, err := ReadMetaProperties(fsys, filepath.Join(dir, MetaPropertiesName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s has no %s", ErrNotFormatted, dir, MetaPropertiesName)
@@ -80,7 +95,7 @@ func OpenNodeDir(fsys FS, dir string, nodeID int32, cfg LogConfig, logger zerolo
 	return d, nil
 }
 
-func (d *NodeDir) open(cfg LogConfig, logger zerolog.Logger) error {
+func (d *NodeDir) open(cfg NodeDirConfig, logger zerolog.Logger) error {
 	boot, err := readSnapshotFile(d.fs, filepath.Join(d.dir, BootstrapCheckpointName))
 	if err != nil {
 		return err
@@ -88,7 +103,13 @@ func (d *NodeDir) open(cfg LogConfig, logger zerolog.Logger) error {
 	if boot != nil {
 		d.Bootstrap = boot.Records
 	}
-	if d.Log, err = OpenLog(d.fs, d.partition(), cfg, logger); err != nil {
+	if err := d.checkLostLog(cfg.AcceptLostLog, logger); err != nil {
+		return err
+	}
+	if d.Log, err = OpenLog(d.fs, d.partition(), cfg.Log, logger); err != nil {
+		return err
+	}
+	if err := d.markStarted(); err != nil {
 		return err
 	}
 	snap, err := readSnapshotFile(d.fs, filepath.Join(d.partition(), BootstrapSnapshotID.FileName()))

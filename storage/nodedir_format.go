@@ -73,6 +73,11 @@ func FormatNodeDir(fsys FS, dir string, f NodeDirFormat) error {
 			return err
 		}
 	}
+	// A directory formatted anew has never started, whatever ran in it
+	// before meta.properties was removed; the rename below syncs this.
+	if err := fsys.Remove(filepath.Join(dir, LogStartedName)); err != nil && !isNotExist(err) {
+		return err
+	}
 	mp := MetaProperties{Version: 1, ClusterID: f.ClusterID, NodeID: f.NodeID, DirectoryID: dirID}
 	return WriteMetaProperties(fsys, filepath.Join(dir, MetaPropertiesName), mp, f.Now)
 }

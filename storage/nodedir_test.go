@@ -38,7 +38,7 @@ func formatAndOpen(t *testing.T, fsys FS, f NodeDirFormat) *NodeDir {
 	if err := FormatNodeDir(fsys, nodeDir, f); err != nil {
 		t.Fatal(err)
 	}
-	d, err := OpenNodeDir(fsys, nodeDir, f.NodeID, LogConfig{}, testLogger(t))
+	d, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: f.NodeID}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestNodeDirStatic(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.Close()
-	d, err := OpenNodeDir(fsys, nodeDir, 1, LogConfig{}, testLogger(t))
+	d, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestNodeDirInitialControllers(t *testing.T) {
 
 func TestNodeDirRefusals(t *testing.T) {
 	fsys := NewMemFS()
-	if _, err := OpenNodeDir(fsys, nodeDir, 1, LogConfig{}, testLogger(t)); !errors.Is(err, ErrNotFormatted) {
+	if _, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t)); !errors.Is(err, ErrNotFormatted) {
 		t.Fatalf("unformatted: %v", err)
 	}
 	f := NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(), Now: formatTime}
@@ -112,14 +112,14 @@ func TestNodeDirRefusals(t *testing.T) {
 	if err := FormatNodeDir(fsys, nodeDir, f); !errors.Is(err, ErrFormatted) {
 		t.Fatalf("second format: %v", err)
 	}
-	if _, err := OpenNodeDir(fsys, nodeDir, 2, LogConfig{}, testLogger(t)); !errors.Is(err, ErrWrongNode) {
+	if _, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 2}, testLogger(t)); !errors.Is(err, ErrWrongNode) {
 		t.Fatalf("node.id 2: %v", err)
 	}
-	d, err := OpenNodeDir(fsys, nodeDir, 1, LogConfig{}, testLogger(t))
+	d, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenNodeDir(fsys, nodeDir, 1, LogConfig{}, testLogger(t)); !errors.Is(err, ErrLocked) {
+	if _, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t)); !errors.Is(err, ErrLocked) {
 		t.Fatalf("second open: %v", err)
 	}
 	d.Close()
@@ -129,7 +129,7 @@ func TestNodeDirRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, err := OpenNodeDir(fsys, nodeDir, 1, LogConfig{}, testLogger(t)); err == nil || errors.Is(err, ErrLocked) {
+		if _, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t)); err == nil || errors.Is(err, ErrLocked) {
 			t.Fatalf("corrupt bootstrap.checkpoint: %v", err)
 		}
 	}

@@ -2,22 +2,48 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var build struct {
+	once sync.Once
+	bin  string
+	err  error
+}
 
 // kraftdBinary builds the command once per test binary run.
 func kraftdBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kraftd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	build.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kraftd-cli-test")
+		if err != nil {
+			build.err = err
+			return
+		}
+		build.bin = filepath.Join(dir, "kraftd")
+		if out, err := exec.Command("go", "build", "-o", build.bin, ".").CombinedOutput(); err != nil {
+			build.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
 	}
-	return bin
+	return build.bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if build.bin != "" {
+		os.RemoveAll(filepath.Dir(build.bin))
+	}
+	os.Exit(code)
 }
 
 func run(t *testing.T, bin string, args ...string) (string, int) {

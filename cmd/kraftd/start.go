@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -19,6 +20,8 @@ func startCommand() *cli.Command {
 		Usage: "run a controller from a server.properties file",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Required: true, Usage: "the controller's server.properties"},
+			&cli.BoolFlag{Name: "truncate-corrupt-log", Usage: "cut the metadata log at a corrupt batch before its active segment, deleting everything after it, instead of refusing to start"},
+			&cli.BoolFlag{Name: "accept-lost-log", Usage: "start with an empty metadata log in a directory whose log was lost, instead of refusing to start"},
 		},
 		Action: runStart,
 	}
@@ -35,9 +38,10 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	disk, err := server.OpenDisk(storage.OSFS{}, cfg, log)
+	overrides := server.DiskOverrides{TruncateCorruptLog: c.Bool("truncate-corrupt-log"), AcceptLostLog: c.Bool("accept-lost-log")}
+	disk, err := server.OpenDiskWith(storage.OSFS{}, cfg, overrides, log)
 	if err != nil {
-		return err
+		return explainDiskError(err)
 	}
 	node, err := server.NewNode(cfg, disk, log)
 	if err != nil {
@@ -49,6 +53,10 @@ func runStart(c *cli.Context) error {
 		disk.Close()
 		return err
 	}
+	// Signals are caught before "kraftd started" is logged, so whatever
+	// waits for that line may stop the node gracefully at once.
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).Msg("kraftd started")
 
 	// KRAFTD_CPUPROFILE=prefix writes a Go CPU profile of this run to
@@ -61,8 +69,6 @@ func runStart(c *cli.Context) error {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- node.Run() }()
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	select {
 	case sig := <-signals:
 		log.Info().Str("signal", sig.String()).Msg("shutting down: resigning leadership")
@@ -75,4 +81,22 @@ func runStart(c *cli.Context) error {
 	}
 	log.Info().Msg("stopped")
 	return nil
+}
+
+// explainDiskError adds to a refusal to open the directory what the
+// operator can do about it.
+func explainDiskError(err error) error {
+	switch {
+	case errors.Is(err, storage.ErrCorruptLog):
+		return fmt.Errorf("%w\nThe damaged data was acknowledged, so kraftd does not cut it on its own. Restore the file "+
+			"from a copy, or restart once with --truncate-corrupt-log to cut the log there and delete what follows "+
+			"(a voter of a quorum then fetches what is missing from the leader; a single node loses it)", err)
+	case errors.Is(err, storage.ErrLostLog):
+		return fmt.Errorf("%w\nThe records this node had acknowledged are gone; started like this it would serve an empty "+
+			"log and, in a quorum, vote as if it had never held them. Either reformat the directory and add the node "+
+			"back as a new voter of a dynamic quorum, or restart once with --accept-lost-log to start with an empty log "+
+			"(a single node then begins its history anew; a voter of a static quorum may help elect a leader that "+
+			"lacks committed records)", err)
+	}
+	return err
 }
