@@ -32,7 +32,7 @@ type PeerTransport interface {
 type Runner struct {
 	node   *Node
 	peers  PeerTransport
-	syncer *SyncerFunc
+	syncer *BackgroundSyncer
 	log    zerolog.Logger
 
 	events chan event

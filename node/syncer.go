@@ -57,9 +57,10 @@ func (n *Node) Synced(job SyncJob, err error) {
 	}
 }
 
-// SyncerFunc runs each job with sync on a goroutine of its own, one at a
-// time, and reports through report; it is production's Syncer.
-type SyncerFunc struct {
+// BackgroundSyncer is production's Syncer: one goroutine runs sync for each
+// job, one job at a time, and delivers the results on Results, which the
+// driver passes to Node.Synced.
+type BackgroundSyncer struct {
 	sync    func() error
 	jobs    chan SyncJob
 	results chan syncResult
@@ -72,8 +73,8 @@ type syncResult struct {
 }
 
 // NewSyncer starts the goroutine that runs sync for each job until Close.
-func NewSyncer(sync func() error) *SyncerFunc {
-	s := &SyncerFunc{sync: sync, jobs: make(chan SyncJob, 1), results: make(chan syncResult, 1), stop: make(chan struct{})}
+func NewSyncer(sync func() error) *BackgroundSyncer {
+	s := &BackgroundSyncer{sync: sync, jobs: make(chan SyncJob, 1), results: make(chan syncResult, 1), stop: make(chan struct{})}
 	go func() {
 		for {
 			select {
@@ -88,13 +89,13 @@ func NewSyncer(sync func() error) *SyncerFunc {
 }
 
 // Start implements Syncer.
-func (s *SyncerFunc) Start(job SyncJob) { s.jobs <- job }
+func (s *BackgroundSyncer) Start(job SyncJob) { s.jobs <- job }
 
 // Wait implements Syncer; only call it with a job out.
-func (s *SyncerFunc) Wait() error { return (<-s.results).err }
+func (s *BackgroundSyncer) Wait() error { return (<-s.results).err }
 
 // Results delivers the finished jobs; the driver passes each to Node.Synced.
-func (s *SyncerFunc) Results() <-chan syncResult { return s.results }
+func (s *BackgroundSyncer) Results() <-chan syncResult { return s.results }
 
 // Close stops the goroutine; no job may be out.
-func (s *SyncerFunc) Close() { close(s.stop) }
+func (s *BackgroundSyncer) Close() { close(s.stop) }
