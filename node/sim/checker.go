@@ -156,8 +156,14 @@ func (c *checker) restarting(n *simNode) error {
 	if id, ok := log.LatestSnapshot(); ok && id.EndOffset >= start {
 		n.view.held[id.EndOffset] = heldBatch{id.Epoch, c.registry[batchKey{id.EndOffset, id.Epoch}]}
 	}
-	if b, ok := old[start]; ok {
-		n.view.held[start] = b
+	if _, ok := n.view.held[start]; !ok {
+		// The batch that ended where the log now starts was deleted by
+		// retention; what this node held there before still stands. A
+		// snapshot that ends there says more, though: it may be one that
+		// replaced a divergent log just before the crash.
+		if b, ok := old[start]; ok {
+			n.view.held[start] = b
+		}
 	}
 	for next := start; next < log.EndOffset(); {
 		raw, err := log.Read(next, 1<<20)
