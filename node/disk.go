@@ -24,11 +24,18 @@ type Disk struct {
 	fs   storage.FS
 	node *storage.NodeDir
 
-	Meta         storage.MetaProperties
-	Bootstrap    []metadata.Record
-	HardState    quorum.HardState
+	Meta      storage.MetaProperties
+	Bootstrap []metadata.Record
+	HardState quorum.HardState
+	// KRaftVersion is the finalized kraft.version: the latest one the
+	// newest snapshot and the log after it name, else the bootstrap
+	// snapshot's, else 0.
 	KRaftVersion int16
 	Log          *storage.Log
+
+	// voters is a dynamic quorum's voter set, found as KRaftVersion is;
+	// nil when neither the log nor any snapshot names one.
+	voters *metadata.VotersRecord
 }
 
 // DiskConfig names a node's metadata.log.dir and how to open it.
@@ -77,7 +84,7 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 	case err != nil:
 		return nil, err
 	}
-	d := &Disk{fs: fsys, node: nd, Meta: nd.Meta, Bootstrap: nd.Bootstrap, KRaftVersion: nd.KRaftVersion, Log: nd.Log}
+	d := &Disk{fs: fsys, node: nd, Meta: nd.Meta, Bootstrap: nd.Bootstrap, Log: nd.Log}
 	if len(d.Bootstrap) == 0 {
 		// Apache uses the latest production metadata.version when no
 		// bootstrap records exist.
@@ -86,6 +93,11 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 	qs := nd.QuorumState
 	d.HardState = quorum.HardState{LeaderID: qs.LeaderID, LeaderEpoch: qs.LeaderEpoch, VotedID: qs.VotedID, VotedDirectoryID: qs.VotedDirectoryID}
 	if err := d.cutEpochsBeyondQuorumState(log); err != nil {
+		nd.Close()
+		return nil, err
+	}
+	// After the cut, so that a torn tail names no voters.
+	if err := d.loadQuorum(); err != nil {
 		nd.Close()
 		return nil, err
 	}
@@ -116,17 +128,20 @@ func (d *Disk) cutEpochsBeyondQuorumState(log zerolog.Logger) error {
 }
 
 // InitialVoters is the voter set the quorum starts from: the static
-// controller.quorum.voters when there are any, or the bootstrap snapshot's
-// VotersRecord, with the kraft.version that goes with it.
+// controller.quorum.voters when there are any, or else a dynamic quorum's
+// latest VotersRecord, from the newest snapshot and the log after it, or
+// from the bootstrap snapshot when nothing later names one (as Apache's
+// KRaftControlRecordStateMachine reads it), with the kraft.version that
+// goes with it.
 func (d *Disk) InitialVoters(static map[int32][]quorum.Endpoint) (map[int32][]quorum.Endpoint, int16, error) {
 	if len(static) > 0 {
 		return static, 0, nil
 	}
 	out := map[int32][]quorum.Endpoint{}
-	if d.node.Voters == nil {
+	if d.voters == nil {
 		return nil, 0, &SettingError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no initial voter set; joining a dynamic quorum as an observer is not supported yet")}
 	}
-	for _, v := range d.node.Voters.Voters {
+	for _, v := range d.voters.Voters {
 		for _, e := range v.Endpoints {
 			out[v.VoterId] = append(out[v.VoterId], quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
 		}

@@ -20,6 +20,17 @@ type logRecordFunc func(offset int64, rec metadata.Record, raw batch.Record) err
 // to), in order, and returns the offset after the last one it reached. It
 // stops early, without error, where the log ends before to.
 func ForEachLogRecord(log *storage.Log, from, to int64, fn logRecordFunc) (int64, error) {
+	return walkLog(log, from, to, false, fn)
+}
+
+// ForEachControlRecord is ForEachLogRecord for the control records alone:
+// data batches are stepped over by their header, never decoded, so a
+// metadata record this build cannot read does not stop the walk.
+func ForEachControlRecord(log *storage.Log, from, to int64, fn func(offset int64, raw batch.Record) error) (int64, error) {
+	return walkLog(log, from, to, true, func(offset int64, _ metadata.Record, raw batch.Record) error { return fn(offset, raw) })
+}
+
+func walkLog(log *storage.Log, from, to int64, controlOnly bool, fn logRecordFunc) (int64, error) {
 	next := from
 	for next < to {
 		raw, err := log.Read(next, 1<<20)
@@ -30,6 +41,10 @@ func ForEachLogRecord(log *storage.Log, from, to int64, fn logRecordFunc) (int64
 		_, err = batch.Walk(raw, func(h batch.Header, one []byte) error {
 			if h.BaseOffset >= to {
 				return errStopWalk
+			}
+			if controlOnly && !h.IsControl() {
+				next = min(h.NextOffset(), to)
+				return nil
 			}
 			b, err := batch.Decode(one)
 			if err != nil {

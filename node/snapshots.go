@@ -417,17 +417,9 @@ func segmentBytes(fsys storage.FS, dir string) (int64, error) {
 	return total, nil
 }
 
-// snapshotTimestamp reads a snapshot's LastContainedLogTimestamp: it stops
-// at the first data record, after the header batch.
+// snapshotTimestamp reads a snapshot's LastContainedLogTimestamp from its
+// header batch.
 func snapshotTimestamp(log *storage.Log, id storage.SnapshotID) (int64, error) {
-	r, err := log.OpenSnapshot(id)
-	if err != nil {
-		return 0, err
-	}
-	defer r.Close()
-	info, err := metadata.ReadSnapshot(&snapshotSource{r: r}, func(metadata.Record) error { return errStopWalk })
-	if err != nil && !errors.Is(err, errStopWalk) {
-		return 0, fmt.Errorf("snapshot %s: %w", id, err)
-	}
-	return info.LastContainedLogTimestamp, nil
+	info, err := snapshotHeader(log, id)
+	return info.LastContainedLogTimestamp, err
 }

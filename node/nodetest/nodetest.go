@@ -1,7 +1,8 @@
 // Package nodetest drives the production runtime, node.Node, in tests that
 // want to see and steer every step: a node runs over an in-memory disk
 // (storage.MemFS) formatted as `kraftd format` formats a static quorum's
-// node, with the controller as its state machine, and reaches the world
+// node (or, with Config.Standalone, a standalone dynamic quorum's), with
+// the controller as its state machine, and reaches the world
 // only through hand-held doubles of node.Env: a transport that collects what
 // the node sends (requests to peers, answers to requests delivered to it)
 // as quorum.Messages for the test to route, a clock the test sets, a syncer
@@ -68,9 +69,19 @@ type Config struct {
 	// and the log holds none of them: the controller is given no bootstrap
 	// records to activate.
 	Features []metadata.Record
+	// Standalone formats the node as `kraftd format --standalone` does, a
+	// dynamic quorum of itself: the bootstrap snapshot also holds
+	// kraft.version 1 and a VotersRecord naming this node alone (Voters
+	// is then ignored), and each start takes its voter set from the disk
+	// (node.Disk.InitialVoters), as kraftd start does.
+	Standalone bool
 	// Tune, if set, adjusts the node's configuration before each start.
 	Tune func(*node.Config)
 }
+
+// StandaloneEndpoint is the controller endpoint a Standalone node's
+// VotersRecord gives it.
+var StandaloneEndpoint = quorum.Endpoint{Name: "CONTROLLER", Host: "localhost", Port: 9093}
 
 // Node is one harness node: a MemFS disk and, while it is up, node.Node
 // with the controller running on it.
@@ -96,7 +107,7 @@ func New(cfg Config) (*Node, error) {
 		cfg.ClusterID = "nodetest-cluster"
 	}
 	h := &Node{cfg: cfg, fs: storage.NewMemFS(), crashR: rand.New(rand.NewPCG(uint64(cfg.ID), 0xc7a5))}
-	if err := Format(h.fs, Dir, cfg.ClusterID, cfg.ID, cfg.Features); err != nil {
+	if err := format(h.fs, Dir, cfg.ClusterID, cfg.ID, cfg.Features, cfg.Standalone); err != nil {
 		return nil, err
 	}
 	return h, h.start()
@@ -108,15 +119,30 @@ func New(cfg Config) (*Node, error) {
 // given, the bootstrap snapshot 00000000000000000000-0000000000.checkpoint
 // holding them, as Apache 4.4's format lays them out.
 func Format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record) error {
+	return format(fsys, dir, clusterID, id, features, false)
+}
+
+// format is Format, and with standalone also the initial voter set of a
+// dynamic quorum of node id alone in the bootstrap snapshot.
+func format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record, standalone bool) error {
 	var dirID uuid.UUID
 	dirID[0], dirID[14], dirID[15] = 0x6e, byte(id>>8), byte(id) // never a reserved id
 	meta := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: id, DirectoryID: dirID}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if len(features) > 0 {
+	if len(features) > 0 || standalone {
 		partition := dir + "/" + storage.MetadataLogDirName
-		snap := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Records: features}, 0)
+		f := metadata.SnapshotFile{Records: features}
+		if standalone {
+			e := StandaloneEndpoint
+			f.Extra = []metadata.ControlValue{&metadata.KRaftVersionRecord{KRaftVersion: 1}, &metadata.VotersRecord{Voters: []metadata.VotersRecordVoter{{
+				VoterId: id, VoterDirectoryId: dirID,
+				Endpoints:           []metadata.VotersRecordEndpoint{{Name: e.Name, Host: e.Host, Port: e.Port}},
+				KRaftVersionFeature: metadata.VotersRecordKRaftVersionFeature{MaxSupportedVersion: 1},
+			}}}}
+		}
+		snap := metadata.EncodeSnapshotFile(f, 0)
 		if err := fsys.MkdirAll(partition, 0o755); err != nil {
 			return err
 		}
@@ -141,10 +167,18 @@ func (h *Node) start() error {
 	if idle == 0 {
 		idle = noIdleIntervalMs
 	}
+	voters, kraftVersion := h.cfg.Voters, int16(0)
+	if h.cfg.Standalone {
+		if voters, kraftVersion, err = disk.InitialVoters(nil); err != nil {
+			disk.Close()
+			return err
+		}
+	}
 	cfg := node.Config{
 		NodeID:         h.cfg.ID,
-		Voters:         h.cfg.Voters,
-		Endpoints:      h.cfg.Voters[h.cfg.ID],
+		Voters:         voters,
+		KRaftVersion:   kraftVersion,
+		Endpoints:      voters[h.cfg.ID],
 		IdleIntervalMs: idle,
 		// Snapshots only when the test asks (SnapshotNow), and no
 		// retention behind its back.
