@@ -59,9 +59,13 @@
 // picks Message.ReqID and the core copies it into its response (which is
 // built at the request's version). The core's own requests get ReqIDs from
 // the core; the shell steps the response back with the same ReqID, or a
-// Message with Err set (ErrUnreachable, ErrTimeout) if it could not be
-// delivered. The core also times its requests out by itself after
-// RequestTimeoutMs, so reporting failures only makes retries faster. Late
+// Message with Err set (ErrPeerGone, ErrUnreachable, ErrTimeout) if it
+// could not be delivered. The core also times its requests out by itself
+// after RequestTimeoutMs, so reporting failures only makes retries faster,
+// and ErrPeerGone (the peer's host refused or closed the connection) only
+// makes failover faster: a follower whose fetches to its leader fail so
+// twice in a row, the second on a new connection, takes its leader's
+// process for dead and pre-votes without waiting out the fetch timeout. Late
 // and duplicate responses are dropped by ReqID, role and epoch.
 //
 // Requests go out at the newest version the core speaks (Fetch 18, Vote 2,
@@ -81,7 +85,7 @@
 // QuorumState: randomized election timeout in [T, 2T); pre-vote before
 // every election; a pre-vote moves no receiver, whatever its epoch (where
 // Apache's moves to it); a follower that has fetched from a live leader
-// refuses pre-votes; no epoch above math.MaxInt32-1 is taken from a peer,
+// refuses pre-votes, until it finds its leader's process gone; no epoch above math.MaxInt32-1 is taken from a peer,
 // and no node stands past math.MaxInt32 (maxEpoch); a rejected candidate waits out its timeout and pre-votes again;
 // a leader resigns when a majority of voters has not fetched within 1.5
 // fetch timeouts (check-quorum) or on Resign, sending EndQuorumEpoch with

@@ -287,6 +287,9 @@ func (n *Node) checkFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSna
 // stepResponse takes the answer to one of the node's requests: the common
 // rules first, then the role's step if the answer still concerns it.
 func (n *Node) stepResponse(m Message, out outRequest) {
+	if out.to == n.leaderID {
+		n.leaderGoneCount = 0 // any answer shows the leader's process is alive
+	}
 	if n.commonResponse(m, out) {
 		n.rules().step(n, m, out)
 	}

@@ -27,7 +27,8 @@ func TestInteraction(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) {
-			env := &interactionEnv{nodes: map[int32]*envNode{}, cut: map[[2]int32]bool{}}
+			env := &interactionEnv{nodes: map[int32]*envNode{}, cut: map[[2]int32]bool{},
+				conns: connState{open: map[int32][]quorum.Message{}, refusing: map[int32]bool{}, refuseNext: map[[2]int32]int{}}}
 			runDataDriven(t, f, env.handle)
 		})
 	}
@@ -55,6 +56,7 @@ type interactionEnv struct {
 	// ones that overtook it.
 	holds []holdRule
 	held  []quorum.Message
+	conns connState // requests open on connections, hosts refusing them
 	out   strings.Builder
 }
 
@@ -106,10 +108,11 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		// A crash keeps what the MemFS keeps of the disk after a power
 		// loss; messages the node sent before stay on the wire but are
 		// dropped at delivery, as the node is down.
-		"crash":    func(_ *testing.T, c testCmd) { e.node(c).Crash() },
-		"restart":  e.restart,
-		"snapshot": e.snapshot,
-		"status":   func(*testing.T, testCmd) { e.printStatus() },
+		"crash":     e.crashNode,
+		"drop-conn": e.dropConn,
+		"restart":   e.restart,
+		"snapshot":  e.snapshot,
+		"status":    func(*testing.T, testCmd) { e.printStatus() },
 		"log": func(_ *testing.T, c testCmd) {
 			for _, id := range parseIDs(strings.Join(c.args, ",")) {
 				e.printLog(id)
@@ -282,6 +285,7 @@ func (e *interactionEnv) propose(_ *testing.T, c testCmd) {
 // restart starts a crashed (or running) node again on its disk.
 func (e *interactionEnv) restart(t *testing.T, c testCmd) {
 	n := e.node(c)
+	delete(e.conns.refusing, n.ID())
 	if err := n.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -342,6 +346,9 @@ func (e *interactionEnv) processNode(n *envNode, persists bool) bool {
 		moved = true
 	}
 	msgs := n.Messages()
+	for _, m := range msgs {
+		e.conns.answered(n.ID(), m)
+	}
 	e.queue = append(e.queue, msgs...)
 	return moved || len(msgs) > 0
 }
@@ -363,7 +370,14 @@ func (e *interactionEnv) stabilize(t *testing.T) {
 		e.queue = nil
 		for _, m := range msgs {
 			to, from := e.nodes[m.To], e.nodes[m.From]
-			if to == nil || !to.Up() || e.cut[[2]int32{m.From, m.To}] || from == nil || !from.Up() {
+			if to != nil && from != nil && from.Up() && !e.cut[[2]int32{m.From, m.To}] && e.refused(m) {
+				e.printf("%s (refused)\n", describeMessage(m))
+				continue
+			}
+			// A failure is the sender's own peer client speaking: it
+			// crosses no link and needs no live peer.
+			local := m.Err != nil && to != nil && to.Up()
+			if !local && (to == nil || !to.Up() || e.cut[[2]int32{m.From, m.To}] || from == nil || !from.Up()) {
 				e.printf("%s (dropped)\n", describeMessage(m))
 				continue
 			}
@@ -372,6 +386,7 @@ func (e *interactionEnv) stabilize(t *testing.T) {
 				continue
 			}
 			e.printf("%s\n", describeMessage(m))
+			e.conns.delivered(m)
 			to.Deliver(m)
 		}
 	}

@@ -36,6 +36,9 @@ type Node struct {
 	// fetchDeadline drives Follower (and observers' bootstrap fallback).
 	fetchDeadline        int64
 	hasFetchedFromLeader bool
+	// leaderGoneCount counts the follower's fetches to its leader in a row
+	// that failed with ErrPeerGone, since the leader last answered.
+	leaderGoneCount int
 
 	// Nominee (Prospective/Candidate) election state.
 	granted  map[int32]bool
@@ -193,7 +196,7 @@ func (n *Node) Step(m Message) error {
 			return nil // a duplicate, or a request already timed out
 		}
 		if m.Err != nil {
-			n.handleFailure(out)
+			n.handleFailure(out, m.Err)
 		} else {
 			n.stepResponse(m, out)
 		}

@@ -5,6 +5,7 @@
 package quorum
 
 import (
+	"errors"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -130,9 +131,16 @@ func (n *Node) backoff(peer int32) { n.reqs.backoff(peer, n.now+n.cfg.RetryBacko
 // expireRequests times out requests older than RequestTimeoutMs.
 func (n *Node) expireRequests() {
 	for _, out := range n.reqs.takeExpired(n.now, n.cfg.RequestTimeoutMs) {
-		n.handleFailure(out)
+		n.handleFailure(out, ErrTimeout)
 	}
 }
 
-// handleFailure reacts to a request that failed or timed out.
-func (n *Node) handleFailure(out outRequest) { n.backoff(out.to) }
+// handleFailure reacts to a request that failed or timed out: the peer is
+// backed off, except when a follower's fetch lost its connection to the
+// leader and should try a new one at once (noteLeaderGone).
+func (n *Node) handleFailure(out outRequest, err error) {
+	if errors.Is(err, ErrPeerGone) && n.noteLeaderGone(out) {
+		return
+	}
+	n.backoff(out.to)
+}

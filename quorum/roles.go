@@ -68,6 +68,7 @@ func (n *Node) leaveRole() {
 	n.reqs.leaveRole()
 	n.snap = nil
 	n.hasFetchedFromLeader = false
+	n.leaderGoneCount = 0
 }
 
 // becomeUnattached moves to epoch with no leader known (or leader known but

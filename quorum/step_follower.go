@@ -55,10 +55,70 @@ func pollFollower(n *Node) {
 }
 
 // grantAsFollower grants only pre-votes, and only once the leader has gone
-// quiet: a follower still hearing from its leader refuses, so a partitioned
-// node cannot disrupt a healthy quorum.
+// quiet (or its process is known gone, noteLeaderGone): a follower still
+// hearing from its leader refuses, so a partitioned node cannot disrupt a
+// healthy quorum.
 func grantAsFollower(n *Node, v voteAsk) bool {
 	return v.preVote && !n.hasFetchedFromLeader && v.upToDate
+}
+
+// goneStaggerMs spaces the early pre-votes of the followers of a leader
+// whose process is gone, by their rank among the voters other than that
+// leader. Every follower learns of the death within a millisecond or two
+// (the kernel closes all the dead process's connections at once); were they
+// all to pre-vote then, each would grant the other's pre-vote and both would
+// stand in the same epoch, splitting the vote and costing an election
+// timeout. The stagger must exceed a pre-vote round trip on the controllers'
+// network, so that the follower ranked first has its grant before the next
+// one stands; a LAN round trip is well under a millisecond.
+const goneStaggerMs = 50
+
+// noteLeaderGone takes a failed request whose connection the peer's host
+// refused or closed (ErrPeerGone), and reports whether it should be retried
+// at once, without backoff. For a follower's fetch to its leader, one such
+// failure proves little (a healthy leader's connection may drop): the
+// fetch is retried at once, on a new connection. A second in a row, with
+// no answer between, means nothing listens where the leader was: its
+// process is gone. The follower then stops counting the leader as live (it
+// grants pre-votes again) and, if a voter, pre-votes after its stagger
+// instead of at the fetch timeout. Only a follower that had fetched from
+// the leader in this role takes this shortcut, once: after a lost pre-vote
+// it is a new follower that has not fetched, so a leader that is alive but
+// unreachable from one follower costs one refused pre-vote, not a stream.
+func (n *Node) noteLeaderGone(out outRequest) bool {
+	if n.role != RoleFollower || out.to != n.leaderID || !n.sentInThisState(out) ||
+		(out.key != keyFetch && out.key != keyFetchSnapshot) {
+		return false
+	}
+	n.leaderGoneCount++
+	if n.leaderGoneCount == 1 {
+		return true
+	}
+	if n.leaderGoneCount == 2 && n.hasFetchedFromLeader {
+		n.hasFetchedFromLeader = false
+		n.fetchDeadline = min(n.fetchDeadline, n.now+n.goneStagger())
+		tickFollower(n)
+	}
+	return false
+}
+
+// goneStagger is this follower's wait before its early pre-vote: its rank
+// among the voters other than the gone leader, times goneStaggerMs. An
+// observer does not vote; it falls back to asking the voters at once.
+func (n *Node) goneStagger() int64 {
+	if !n.isVoter {
+		return 0
+	}
+	rank := int64(0)
+	for _, v := range n.voters {
+		if v == n.id {
+			break
+		}
+		if v != n.leaderID {
+			rank++
+		}
+	}
+	return rank * goneStaggerMs
 }
 
 // endEpochBackoff is Apache's strict exponential backoff by position in the

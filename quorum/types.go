@@ -27,6 +27,13 @@ var (
 	ErrUnreachable = errors.New("quorum: peer unreachable")
 	// ErrTimeout reports (through Message.Err) that a request got no answer.
 	ErrTimeout = errors.New("quorum: request timed out")
+	// ErrPeerGone reports (through Message.Err) that the peer's host
+	// refused the connection, reset it or closed it: what a kernel does
+	// when the process behind the socket has died. A timeout, or a host
+	// that never answers, is not this: use ErrTimeout or ErrUnreachable.
+	// A follower that sees it twice in a row from its leader stops waiting
+	// for the fetch timeout (step_follower.go, noteLeaderGone).
+	ErrPeerGone = errors.New("quorum: peer's connection refused or closed")
 	// ErrTruncateBelowHighWatermark means a leader asked this node to drop
 	// committed data; the node stops (Apache treats it as fatal too).
 	ErrTruncateBelowHighWatermark = errors.New("quorum: leader asked to truncate below the high watermark")
@@ -143,7 +150,8 @@ type SoftState struct {
 // set. For inbound requests the shell picks ReqID and the core copies it into
 // its response. For the core's own requests the core picks ReqID; the shell
 // steps the response back with the same ReqID, or a Message with Err set
-// (ErrUnreachable, ErrTimeout, or any error) when the request failed.
+// (ErrPeerGone, ErrUnreachable, ErrTimeout, or any error, wrapped or not)
+// when the request failed.
 type Message struct {
 	From, To int32
 	ReqID    uint64

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -14,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/quorum"
 )
 
 // ErrPeerUnsupported means the peer does not serve the request's API at a
@@ -158,7 +161,7 @@ func (p *Peers) run(pr *peer) {
 		if conn == nil {
 			c, err := p.connect(pr)
 			if err != nil {
-				p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: err})
+				p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: peerError(err)})
 				pr.busy.Store(0)
 				continue
 			}
@@ -169,10 +172,29 @@ func (p *Peers) run(pr *peer) {
 			// The connection is in an unknown state: start afresh next time.
 			conn.Close()
 			conn = nil
+			err = peerError(err)
 		}
 		p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Response: resp, Err: err})
 		pr.busy.Store(0)
 	}
+}
+
+// peerError words a failed connect or exchange for the quorum core. A
+// connection the peer's host refused, reset or closed is quorum.ErrPeerGone:
+// that is what a kernel does for a process that died, at once, where a
+// machine that vanished only lets the deadline pass (quorum.ErrTimeout).
+// The core acts on the difference, so nothing that might be a slow but
+// live peer is called gone.
+func peerError(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: %w", quorum.ErrPeerGone, err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("%w: %w", quorum.ErrTimeout, err)
+	}
+	return err
 }
 
 type peerConn struct {

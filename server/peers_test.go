@@ -8,6 +8,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/quorum"
 )
 
 // A peer that accepts connections but never answers (a SIGSTOPped process)
@@ -54,4 +56,62 @@ func TestPeersFailStaleRequestsAtOnce(t *testing.T) {
 	if stale != n-1 {
 		t.Errorf("%d of %d requests failed as stale, want %d", stale, n, n-1)
 	}
+}
+
+// The core fails over fast only on ErrPeerGone, so the client must tell a
+// peer whose process is gone (its host refuses or closes the connection)
+// from one that is merely silent (the deadline passes).
+func TestPeersWordConnectionLossApartFromTimeout(t *testing.T) {
+	send := func(t *testing.T, addr string) error {
+		t.Helper()
+		results := make(chan PeerResult, 1)
+		p := NewPeers("test", 200*time.Millisecond, func(r PeerResult) { results <- r }, zerolog.Nop())
+		defer p.Close()
+		p.SetAddress(2, addr)
+		p.Send(2, 1, kmsg.NewPtrFetchRequest())
+		return (<-results).Err
+	}
+	listen := func(t *testing.T, serve func(net.Conn)) string {
+		t.Helper()
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				serve(c)
+			}
+		}()
+		return l.Addr().String()
+	}
+	t.Run("refused", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close() // nothing listens there any more
+		if err := send(t, addr); !errors.Is(err, quorum.ErrPeerGone) {
+			t.Errorf("connect to a closed port: %v, want ErrPeerGone", err)
+		}
+	})
+	t.Run("closed by the peer", func(t *testing.T) {
+		addr := listen(t, func(c net.Conn) { c.Close() })
+		if err := send(t, addr); !errors.Is(err, quorum.ErrPeerGone) {
+			t.Errorf("connection closed by the peer: %v, want ErrPeerGone", err)
+		}
+	})
+	t.Run("silent", func(t *testing.T) {
+		var held []net.Conn
+		addr := listen(t, func(c net.Conn) { held = append(held, c) })
+		err := send(t, addr)
+		if !errors.Is(err, quorum.ErrTimeout) || errors.Is(err, quorum.ErrPeerGone) {
+			t.Errorf("peer that never answers: %v, want ErrTimeout only", err)
+		}
+	})
 }

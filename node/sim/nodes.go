@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -33,6 +34,10 @@ type simNode struct {
 	proposals []*node.Proposal
 	up        bool
 	incarn    uint64
+	// open are the requests this incarnation was handed and has not
+	// answered (a parked Fetch): a crash that closes its connections fails
+	// them at their senders.
+	open []quorum.Message
 
 	// The leader's deferred fsync, while one is out (the node's Syncer).
 	syncJob *node.SyncJob
@@ -94,6 +99,15 @@ func (s *Sim) start(n *simNode) error {
 // would leave.
 func (s *Sim) crash(n *simNode) {
 	n.up = false
+	// A process that dies on a live host has its connections closed by the
+	// kernel: each peer waiting on one hears at once. A machine that
+	// vanishes tells nobody. UnreachableProb picks between the two.
+	if s.rand.Float64() < s.faults.UnreachableProb {
+		for _, m := range n.open {
+			s.net.push(s.now+s.net.delay(), quorum.Message{From: n.id, To: m.From, ReqID: m.ReqID, Err: quorum.ErrPeerGone})
+		}
+	}
+	n.open = nil
 	n.node, n.ctl, n.core, n.disk, n.syncJob, n.proposals = nil, nil, nil, nil, nil, nil
 	n.fs = n.fs.Crash(s.rand)
 	s.event("n%d crashed", n.id)
@@ -105,9 +119,13 @@ func (s *Sim) crash(n *simNode) {
 func (n *simNode) inbound(m quorum.Message) {
 	s := n.s
 	incarn := n.incarn
+	n.open = append(n.open, m)
 	n.node.Inbound(m.Request, func(resp kmsg.Response) {
 		if resp == nil || !n.up || n.incarn != incarn {
 			return
+		}
+		if i := slices.IndexFunc(n.open, func(o quorum.Message) bool { return o.From == m.From && o.ReqID == m.ReqID }); i >= 0 {
+			n.open = slices.Delete(n.open, i, i+1)
 		}
 		s.check.answered(n, m.Request, resp)
 		s.net.send(s.now, quorum.Message{From: n.id, To: m.From, ReqID: m.ReqID, Response: resp})

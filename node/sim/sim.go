@@ -49,7 +49,7 @@ type Faults struct {
 	TornCrashProb     float64 // per node per step: the next write or fsync fails and the node crashes
 	RestartProb       float64 // per down node per step
 	ProposeProb       float64 // per step
-	UnreachableProb   float64 // a lost request is reported back as unreachable
+	UnreachableProb   float64 // a lost request is reported back as unreachable; a down node refuses, and a crash closes its connections
 	DeferSyncProb     float64 // a leader's deferred fsync waits 1-4 steps
 	SnapshotBytes     int64   // metadata.log.max.record.bytes.between.snapshots
 	RetentionBytes    int64   // metadata.max.retention.bytes
@@ -318,7 +318,7 @@ func (s *Sim) step() error {
 	for _, m := range s.net.due(s.now) {
 		to := s.byID[m.To]
 		if to == nil || !to.up {
-			s.maybeReportUnreachable(m)
+			s.maybeRefuse(m)
 			continue
 		}
 		m = roundTrip(m)
@@ -370,11 +370,13 @@ func (s *Sim) sendRequest(from *simNode, to int32, reqID uint64, req kmsg.Reques
 	}
 }
 
-// maybeReportUnreachable answers a request to a down node with a
-// connection failure, as a real peer client would.
-func (s *Sim) maybeReportUnreachable(m quorum.Message) {
+// maybeRefuse answers a request to a down node, sometimes, with the
+// refused connection a live host with no process behind the port gives
+// (quorum.ErrPeerGone); otherwise the node's machine is taken for gone
+// and the request is lost.
+func (s *Sim) maybeRefuse(m quorum.Message) {
 	if m.Request != nil && s.rand.Float64() < s.faults.UnreachableProb {
-		s.net.push(s.now+s.net.delay(), quorum.Message{From: m.To, To: m.From, ReqID: m.ReqID, Err: quorum.ErrUnreachable})
+		s.net.push(s.now+s.net.delay(), quorum.Message{From: m.To, To: m.From, ReqID: m.ReqID, Err: quorum.ErrPeerGone})
 	}
 }
 
