@@ -44,7 +44,7 @@ test: tools kafka vet gen-check build build-race
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:
-	$(GO) test ./node/sim -run 'TestSimulation$$' -count=1 -timeout 0 -sim.seeds=$(SEEDS)
+	$(GO) test ./node/sim -run 'TestSimulation$$' -count=1 -timeout 0 -v -sim.seeds=$(SEEDS)
 
 # Run every fuzz test for FUZZTIME each, one after another: make fuzz FUZZTIME=5m
 # (scripts/fuzz.sh -n lists the commands). Their seed corpora run in make test.
