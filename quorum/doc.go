@@ -8,8 +8,10 @@
 //
 // # Driving a Node
 //
-// The shell (package server, or the simulator in quorum/sim) owns one Node
-// and calls it from a single goroutine:
+// The shell owns one Node and calls it from a single goroutine. In this
+// repository that shell is package node, whose Ready loop (node/ready.go)
+// production, the scenario transcripts and the simulator all run; in
+// outline it does this:
 //
 //	n, _ := quorum.New(cfg) // cfg.HardState = quorum-state, cfg.Log = the log on disk
 //	for {
