@@ -58,10 +58,12 @@ func TestWriteHistoryCatches(t *testing.T) {
 		logs: []NodeLog{logWith(1, map[string]string{"a": idString}, nil)},
 		want: "not linearizable",
 	}, {
-		name:  "exists answered for a name no log holds",
-		write: func(h *WriteHistory) { h.AnswerCreate(h.CallCreate("a"), "x", kerr.TopicAlreadyExists.Code, [16]byte{}, nil) },
-		logs:  []NodeLog{logWith(1, map[string]string{}, nil)},
-		want:  "not linearizable",
+		name: "exists answered for a name no log holds",
+		write: func(h *WriteHistory) {
+			h.AnswerCreate(h.CallCreate("a"), "x", kerr.TopicAlreadyExists.Code, [16]byte{}, nil)
+		},
+		logs: []NodeLog{logWith(1, map[string]string{}, nil)},
+		want: "not linearizable",
 	}, {
 		name:  "logs disagree on an unknown create",
 		write: func(h *WriteHistory) { h.AnswerCreate(h.CallCreate("a"), "x", 0, [16]byte{}, errTest) },
