@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -52,7 +53,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 			return
 		}
 		req, errResp, err := s.decode(frame)
-		s.decoding.release(int64(len(frame)))
+		s.decoding.release(len(frame))
 		if err != nil {
 			logRefused(log, err)
 			p := &pending{close: true}
@@ -109,12 +110,21 @@ func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, res
 	if err != nil {
 		return nil, err
 	}
-	if !s.decoding.acquire(ctx, int64(n)) {
+	if n > smallRequestMax {
+		key, err := r.Peek(2)
+		if err != nil {
+			return nil, err
+		}
+		if k := int16(binary.BigEndian.Uint16(key)); !bulkRequests[k] {
+			return nil, &frameTooLarge{key: k, size: n}
+		}
+	}
+	if !s.decoding.acquire(ctx, int(n)) {
 		return nil, ctx.Err()
 	}
 	frame, err := protocol.ReadFrameBody(r, n)
 	if err != nil {
-		s.decoding.release(int64(n))
+		s.decoding.release(int(n))
 		return nil, err
 	}
 	return frame, nil
