@@ -169,22 +169,8 @@ func (c *ChaosCluster) Kill(t testing.TB, victim *MixedMember, cur *QuorumStatus
 	if !r.WasLeader {
 		return r
 	}
-	survivors := MixedAddrs(Without(c.Members, victim)...)
+	r.ToLeader = awaitLaterLeader(t, MixedAddrs(Without(c.Members, victim)...), cur.LeaderEpoch, killed)
 	deadline := killed.Add(ReadyTimeout)
-	for r.ToLeader == 0 {
-		if _, err := leaderAmong(survivors, func(s *QuorumStatus) error {
-			if s.LeaderEpoch <= cur.LeaderEpoch {
-				return fmt.Errorf("leader %d epoch %d", s.LeaderID, s.LeaderEpoch)
-			}
-			return nil
-		}); err == nil {
-			r.ToLeader = time.Since(killed)
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no new leader %v after the SIGKILL of leader %s: %v", ReadyTimeout, victim, err)
-		} else {
-			time.Sleep(failoverPoll)
-		}
-	}
 	for r.ToWrite == 0 {
 		if at, ok := c.History.FirstAckAfter(killed, victim.Addr()); ok {
 			r.ToWrite = at.Sub(killed)
@@ -195,6 +181,35 @@ func (c *ChaosCluster) Kill(t testing.TB, victim *MixedMember, cur *QuorumStatus
 		}
 	}
 	return r
+}
+
+// awaitLaterLeader asks each survivor, each on its own goroutine and
+// every failoverPoll, until one says it leads an epoch after epoch, and
+// returns how long after since that answer came. Asking them one after
+// another would add one survivor's slowness to the other's answer.
+func awaitLaterLeader(t testing.TB, survivors []string, epoch int32, since time.Time) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), ReadyTimeout)
+	defer cancel()
+	found := make(chan time.Duration, len(survivors))
+	for _, addr := range survivors {
+		go func() {
+			for ctx.Err() == nil {
+				if s, err := DescribeQuorum(addr); err == nil && s.LeaderEpoch > epoch && s.LeaderID >= 0 {
+					found <- time.Since(since)
+					return
+				}
+				sleepCtx(ctx, failoverPoll)
+			}
+		}()
+	}
+	select {
+	case d := <-found:
+		return d
+	case <-ctx.Done():
+		t.Fatalf("no survivor of %v led an epoch after %d within %v", survivors, epoch, ReadyTimeout)
+		return 0
+	}
 }
 
 // StopAndCheck stops the writers and brokers, waits until every voter holds
