@@ -68,14 +68,16 @@ func benchFailover(b *testing.B, side, apacheVersion string, kills int) failover
 	members, clusterID := NewMixedStaticQuorum(b, opts)
 	c := StartChaosCluster(b, members, clusterID, chaosWriters)
 	f := failoverFigures{side: side, kills: kills}
+	restarted := time.Now()
 	for i := range kills {
-		cur := c.Healthy(b)
+		cur := c.Healthy(b, restarted)
 		leader := MemberByID(members, cur.LeaderID)
 		r := c.Kill(b, leader, cur)
 		f.toLeader, f.toWrite = append(f.toLeader, r.ToLeader), append(f.toWrite, r.ToWrite)
 		b.Logf("%s kill %d: leader %d (epoch %d): new leader after %v, first write after %v", side, i+1, leader.ID, r.Epoch,
 			r.ToLeader.Round(time.Millisecond), r.ToWrite.Round(time.Millisecond))
 		leader.Start(b)
+		restarted = time.Now()
 	}
 	lost, nonLinearizable := c.StopAndCheck(b)
 	for _, err := range lost {

@@ -53,8 +53,9 @@ func runChaos(t *testing.T, members []*MixedMember, clusterID string) {
 	began := time.Now()
 	var failovers []time.Duration
 	killed := map[string]int{}
+	restarted := time.Now()
 	for i, leaderKill := range schedule {
-		cur := c.Healthy(t)
+		cur := c.Healthy(t, restarted)
 		victim := members[rand.N(len(members))]
 		if leaderKill {
 			victim = MemberByID(members, cur.LeaderID)
@@ -70,6 +71,7 @@ func runChaos(t *testing.T, members []*MixedMember, clusterID string) {
 		}
 		time.Sleep(time.Duration(rand.N(300)) * time.Millisecond)
 		victim.Start(t)
+		restarted = time.Now()
 	}
 	t.Logf("%d kills in %v (%v); %d of them leaders", len(schedule), time.Since(began).Round(time.Second), killed, len(failovers))
 	sort.Slice(failovers, func(a, b int) bool { return failovers[a] < failovers[b] })

@@ -43,7 +43,7 @@ func StartChaosCluster(t testing.TB, members []*MixedMember, clusterID string, w
 	t.Helper()
 	StartMixed(t, members...)
 	c := &ChaosCluster{Members: members, ClusterID: clusterID, History: NewWriteHistory()}
-	c.Healthy(t)
+	c.Healthy(t, time.Time{})
 	voters := map[int32]string{}
 	for _, m := range members {
 		voters[m.ID] = m.Addr()
@@ -138,12 +138,20 @@ func (c *ChaosCluster) register(ctx context.Context) {
 }
 
 // Healthy waits until a leader has committed in its epoch and every voter
-// has caught up to its high watermark, and returns what the leader said.
-func (c *ChaosCluster) Healthy(t testing.TB) *QuorumStatus {
+// has caught up to its high watermark, each by a fetch made after since
+// (the last restart: a leader's figures for a voter that has just
+// restarted may still be those from before its kill), and returns what the
+// leader said.
+func (c *ChaosCluster) Healthy(t testing.TB, since time.Time) *QuorumStatus {
 	t.Helper()
 	return WaitMixedLeader(t, c.Members, func(s *QuorumStatus) error {
 		if len(s.Voters) != len(c.Members) {
 			return fmt.Errorf("voters %v", s.Voters)
+		}
+		for _, v := range s.Resp.Topics[0].Partitions[0].CurrentVoters {
+			if v.ReplicaID != s.LeaderID && v.LastCaughtUpTimestamp < since.UnixMilli() {
+				return fmt.Errorf("voter %d last caught up at %d, before %d", v.ReplicaID, v.LastCaughtUpTimestamp, since.UnixMilli())
+			}
 		}
 		return VotersCaughtUp(s.HighWatermark)(s)
 	})
@@ -221,7 +229,7 @@ func (c *ChaosCluster) StopAndCheck(t testing.TB) (lost []error, nonLinearizable
 	c.fleet.Stop()
 	// Every acknowledged write is below this high watermark, and every
 	// voter's log matches the leader's up to it.
-	end := c.Healthy(t).HighWatermark
+	end := c.Healthy(t, time.Now()).HighWatermark
 	StopMixed(c.Members...)
 	logs := make([]NodeLog, 0, len(c.Members))
 	for _, m := range c.Members {
