@@ -39,12 +39,6 @@ var forwardable = map[int16]bool{
 	67: true, 80: true, 81: true,
 }
 
-// Principal is a forwarded client principal.
-type Principal struct {
-	Type, Name         string
-	TokenAuthenticated bool
-}
-
 // decodePrincipal reads KafkaPrincipalSerde's encoding.
 func decodePrincipal(b []byte) (Principal, error) {
 	r := kbin.Reader{Src: b}
