@@ -1,9 +1,13 @@
 package compat
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/internal/testpki"
 )
 
 // Three kraftd controllers over SSL with mutual TLS elect a leader and
@@ -37,6 +41,7 @@ func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 		t.Error("a plaintext ApiVersions was answered on the SSL listener")
 	}
 	k.UseFor(t, members[0].Addr())
+	checkStrangerRefused(t, members[0])
 
 	ReserveJVMs(t, 1)
 	status, err := MetadataQuorum(t, Versions[0], "--bootstrap-controller", members[0].Addr(),
@@ -54,6 +59,7 @@ func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 			t.Errorf("CurrentVoters %q lacks %s", got["CurrentVoters"], m)
 		}
 	}
+	checkRotatedKeystoreServed(t, k, members)
 	for _, m := range members {
 		if out := m.Proc().Output(); !strings.Contains(out, "principal") || !strings.Contains(out, "User:CN=controller,O=kraftd compat") {
 			t.Errorf("%s never logged a peer's principal", m)
@@ -61,11 +67,13 @@ func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 	}
 }
 
-// One kraftd and two Apache 4.1.2 controllers over SSL with mutual TLS:
+// One kraftd and two Apache controllers over SSL with mutual TLS:
 // leadership passes from one implementation to the other and back.
 func TestMixedQuorumOverMutualTLS(t *testing.T) {
-	version := "4.1.2"
-	KafkaCache(t, version)
+	forVersions(t, runMixedOverTLS)
+}
+
+func runMixedOverTLS(t *testing.T, version string) {
 	ReserveJVMs(t, 2)
 	k := NewTestPKI(t)
 	members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache},
@@ -94,4 +102,65 @@ func TestMixedQuorumOverMutualTLS(t *testing.T) {
 		cur = WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
 		leader = MemberByID(members, cur.LeaderID)
 	}
+}
+
+// checkRotatedKeystoreServed replaces the controllers' keystore file with a
+// renewed certificate (same subject) and checks that the next connection
+// is served it, that kraftd logs so, and that the quorum still commits.
+func checkRotatedKeystoreServed(t *testing.T, k *TestPKI, members []*MixedMember) {
+	t.Helper()
+	renewed, err := k.CA.Issue(testpki.Options{Subject: k.Controller.Cert.Subject})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testpki.WriteAtomic(k.Files.KeystorePEM, renewed.KeystorePEM()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := tls.Dial("tcp", members[0].Addr(), k.ClientConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := c.ConnectionState().PeerCertificates[0]
+	c.Close()
+	if served.SerialNumber.Cmp(renewed.Cert.SerialNumber) != 0 {
+		t.Fatalf("after rotation %s serves serial %x, want %x", members[0], served.SerialNumber, renewed.Cert.SerialNumber)
+	}
+	Eventually(t, ReadyTimeout, "the rotation logged", nil, func() error {
+		if out := members[0].Proc().Output(); !strings.Contains(out, "now serving certificate") || !strings.Contains(out, renewed.Cert.SerialNumber.Text(16)) {
+			return errorf("%s has not logged the renewed certificate", members[0])
+		}
+		return nil
+	})
+	s := WaitMixedLeader(t, members, nil)
+	WaitMixedLeader(t, members, VotersCaughtUp(s.HighWatermark+1))
+}
+
+// checkStrangerRefused: a client certificate from another CA is refused by
+// the handshake, and kraftd logs the peer and why, as it logged the
+// plaintext client before.
+func checkStrangerRefused(t *testing.T, m *MixedMember) {
+	t.Helper()
+	stranger := NewTestPKI(t)
+	cfg := stranger.ClientConfig()
+	cfg.RootCAs = nil
+	cfg.InsecureSkipVerify = true // the stranger trusts anyone; kraftd must not
+	cert := cfg.Certificates[0]
+	cfg.Certificates = nil
+	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }
+	c, err := tls.Dial("tcp", m.Addr(), cfg)
+	if err == nil {
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = c.Read(make([]byte, 1)) // TLS 1.3 reports the refusal on the first read
+		c.Close()
+	}
+	if err == nil {
+		t.Fatal("a client certificate from another CA was accepted")
+	}
+	Eventually(t, ReadyTimeout, "refusals logged", nil, func() error {
+		out := m.Proc().Output()
+		if !strings.Contains(out, "not signed by a CA of the truststore") || !strings.Contains(out, "sent plaintext") {
+			return errorf("%s has not logged both refusals", m)
+		}
+		return nil
+	})
 }
