@@ -121,8 +121,8 @@ func (p *parser) tlsSettings(name string) *TLSSettings {
 		// more open than configured.
 		fail("ssl.client.auth", fmt.Errorf("%q is none of none, requested, required", v))
 	}
-	p.tlsVersions(t, get("ssl.protocol", "TLSv1.3"), get("ssl.enabled.protocols", "TLSv1.2,TLSv1.3"), fail)
-	p.tlsCiphers(t, get("ssl.cipher.suites", ""), fail)
+	tlsVersions(t, get("ssl.protocol", "TLSv1.3"), get("ssl.enabled.protocols", "TLSv1.2,TLSv1.3"), fail)
+	tlsCiphers(t, get("ssl.cipher.suites", ""), fail)
 
 	switch v := get("ssl.endpoint.identification.algorithm", "https"); strings.ToLower(v) {
 	case "https":
@@ -216,7 +216,7 @@ var tlsVersionNames = map[string]uint16{
 // a range, so a set with a gap is refused). ssl.protocol picks Java's
 // SSLContext, which only narrows anything when ssl.enabled.protocols is
 // empty: then TLSv1.2 means at most 1.2, as Java's context does.
-func (p *parser) tlsVersions(t *TLSSettings, protocol, enabled string, fail func(string, error)) {
+func tlsVersions(t *TLSSettings, protocol, enabled string, fail func(string, error)) {
 	top := uint16(tls.VersionTLS13)
 	switch up := strings.ToUpper(protocol); {
 	case up == "TLS" || up == "TLSV1.3":
@@ -256,7 +256,7 @@ func (p *parser) tlsVersions(t *TLSSettings, protocol, enabled string, fail func
 // 1.3 suites are always on. So a list naming no TLS 1.3 suite turns TLS
 // 1.3 off (as such a list does in Java), and a list naming only some of
 // them is refused rather than served wider than written.
-func (p *parser) tlsCiphers(t *TLSSettings, list string, fail func(string, error)) {
+func tlsCiphers(t *TLSSettings, list string, fail func(string, error)) {
 	if strings.TrimSpace(list) == "" {
 		return
 	}
@@ -293,5 +293,8 @@ func (p *parser) tlsCiphers(t *TLSSettings, list string, fail func(string, error
 	if len(t.CipherSuites) == 0 && t.MinVersion < tls.VersionTLS13 && tls13 > 0 {
 		// Only TLS 1.3 suites listed: older versions would have none.
 		t.MinVersion = tls.VersionTLS13
+		if t.MaxVersion < tls.VersionTLS13 {
+			fail("ssl.cipher.suites", errors.New("names only TLS 1.3 suites, but ssl.enabled.protocols does not enable TLSv1.3"))
+		}
 	}
 }

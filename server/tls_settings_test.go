@@ -180,3 +180,20 @@ func TestPeersOverMutualTLS(t *testing.T) {
 		t.Fatalf("without host name checks: %v", r.Err)
 	}
 }
+
+// An honoured ssl.* key passes only where an SSL listener uses it.
+func TestTLSKeysApplyOnlyToSSLListeners(t *testing.T) {
+	k := newPKI(t)
+	props := sslProps(t, k, map[string]string{
+		"listeners":                      "CONTROLLER://127.0.0.1:0,PLAIN://127.0.0.1:0",
+		"listener.security.protocol.map": "CONTROLLER:SSL,PLAIN:PLAINTEXT",
+	})
+	if _, err := ParseConfig(props); err != nil {
+		t.Fatalf("top-level keys with one SSL listener: %v", err)
+	}
+	props["listener.name.plain.ssl.client.auth"] = "required"
+	var ce *ConfigError
+	if _, err := ParseConfig(props); !errors.As(err, &ce) || ce.Key != "listener.name.plain.ssl.client.auth" {
+		t.Fatalf("an override for a PLAINTEXT listener: %v", err)
+	}
+}
