@@ -42,14 +42,24 @@ func secureConn(ctx context.Context, addr string, nc net.Conn) (net.Conn, error)
 // TestPKI is a CA made for one test, with a certificate every controller
 // of the test serves (it names 127.0.0.1 and localhost) and one for the
 // harness and tools as a client; its files are PEM, which both kraftd and
-// Apache read.
+// Apache read. kraftd members get the controllers' key encrypted (PBES2,
+// AES-256) under KeyPassword, to exercise ssl.key.password; Apache 4.1 and
+// 4.4 on Java 17 cannot read such a key (its PEM keystore asks Java for a
+// "PBES2" SecretKeyFactory, which Java does not have), so Apache members
+// get it unencrypted.
 type TestPKI struct {
 	CA         *testpki.CA
 	Controller *testpki.Leaf
 	Client     *testpki.Leaf
-	Files      testpki.Files // the controllers' stores
-	ClientKS   string        // the client's PEM keystore
+	Files      testpki.Files // the controllers' stores (KeystorePEM: key unencrypted)
+	// KeystoreEncrypted is the controllers' PEM keystore with the key
+	// encrypted under KeyPassword.
+	KeystoreEncrypted string
+	ClientKS          string // the client's PEM keystore
 }
+
+// KeyPassword is ssl.key.password of the controllers' PEM keystore.
+const KeyPassword = "test-only-key-password"
 
 // NewTestPKI makes the CA and certificates and writes their files into a
 // directory of the test.
@@ -70,9 +80,31 @@ func NewTestPKI(t testing.TB) *TestPKI {
 	if k.Files, err = k.Controller.WriteFiles(dir, "controller"); err != nil {
 		t.Fatal(err)
 	}
+	k.KeystoreEncrypted = filepath.Join(dir, "controller.keystore-encrypted.pem")
+	if err := k.WriteControllerKeystore(k.Controller); err != nil {
+		t.Fatal(err)
+	}
 	k.ClientKS = filepath.Join(dir, "client.keystore.pem")
 	writeFile(t, k.ClientKS, k.Client.KeystorePEM())
 	return k
+}
+
+// WriteControllerKeystore replaces both controller PEM keystore files
+// with leaf's key and chain.
+func (k *TestPKI) WriteControllerKeystore(leaf *testpki.Leaf) error {
+	key, err := leaf.EncryptedKeyPEM(KeyPassword)
+	if err != nil {
+		return err
+	}
+	if err := testpki.WriteAtomic(k.KeystoreEncrypted, append(key, leaf.ChainPEM()...)); err != nil {
+		return err
+	}
+	return testpki.WriteAtomic(k.Files.KeystorePEM, leaf.KeystorePEM())
+}
+
+// KraftdProps point a kraftd member at the encrypted keystore.
+func (k *TestPKI) KraftdProps() map[string]string {
+	return map[string]string{"ssl.keystore.location": k.KeystoreEncrypted, "ssl.key.password": KeyPassword}
 }
 
 // ServerProps are the server.properties entries of an SSL CONTROLLER

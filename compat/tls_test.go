@@ -16,7 +16,8 @@ import (
 // client certificate; a plaintext client is refused.
 func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 	k := NewTestPKI(t)
-	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd}, Props: k.ServerProps("required")})
+	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd},
+		Props: k.ServerProps("required"), KraftdProps: k.KraftdProps()})
 	k.UseFor(t, MixedAddrs(members...)...)
 	StartMixed(t, members...)
 
@@ -77,7 +78,7 @@ func runMixedOverTLS(t *testing.T, version string) {
 	ReserveJVMs(t, 2)
 	k := NewTestPKI(t)
 	members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache},
-		Props: k.ServerProps("required")})
+		Props: k.ServerProps("required"), KraftdProps: k.KraftdProps()})
 	k.UseFor(t, MixedAddrs(members...)...)
 	StartMixed(t, members...)
 
@@ -113,7 +114,7 @@ func checkRotatedKeystoreServed(t *testing.T, k *TestPKI, members []*MixedMember
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testpki.WriteAtomic(k.Files.KeystorePEM, renewed.KeystorePEM()); err != nil {
+	if err := k.WriteControllerKeystore(renewed); err != nil {
 		t.Fatal(err)
 	}
 	c, err := tls.Dial("tcp", members[0].Addr(), k.ClientConfig())

@@ -197,3 +197,35 @@ func TestTLSKeysApplyOnlyToSSLListeners(t *testing.T) {
 		t.Fatalf("an override for a PLAINTEXT listener: %v", err)
 	}
 }
+
+// An encrypted PEM key is read with ssl.key.password; a wrong or missing
+// password is named.
+func TestEncryptedPEMKey(t *testing.T) {
+	k := newPKI(t)
+	enc, err := k.server.EncryptedKeyPEM("key-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "encrypted.pem")
+	if err := os.WriteFile(path, append(enc, k.server.ChainPEM()...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadProps(sslProps(t, k, map[string]string{"ssl.keystore.location": path, "ssl.key.password": "key-secret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert, _ := c.tlsMaterial["CONTROLLER"].current(); !cert.Leaf.Equal(k.server.Cert) {
+		t.Fatal("the decrypted keystore holds another certificate")
+	}
+	for password, want := range map[string]string{"wrong-secret": "ssl.key.password", "": "ssl.key.password"} {
+		extra := map[string]string{"ssl.keystore.location": path}
+		if password != "" {
+			extra["ssl.key.password"] = password
+		}
+		_, err := loadProps(sslProps(t, k, extra))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != want || strings.Contains(err.Error(), "secret") {
+			t.Errorf("password %q: %v", password, err)
+		}
+	}
+}

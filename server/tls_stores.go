@@ -29,6 +29,10 @@ func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
 	}
 	if ks.Inline != "" {
 		cert, err := pemKeyPair([]byte(ks.Inline), []byte(ks.InlineKey.Value), t.KeyPassword)
+		var kp *keyPasswordError
+		if errors.As(err, &kp) {
+			return nil, &ConfigError{Key: t.Key("ssl.key.password"), Err: err}
+		}
 		if err != nil {
 			return nil, &ConfigError{Key: t.Key("ssl.keystore.key"), Err: err}
 		}
@@ -50,11 +54,20 @@ func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
 	default:
 		return nil, &ConfigError{Key: t.Key("ssl.keystore.type"), Err: errJKS(ks.Location)}
 	}
+	var kp *keyPasswordError
+	if errors.As(err, &kp) {
+		return nil, &ConfigError{Key: t.Key("ssl.key.password"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
+	}
 	if err != nil {
 		return nil, &ConfigError{Key: t.Key("ssl.keystore.location"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
 	}
 	return cert, nil
 }
+
+// keyPasswordError is a key that ssl.key.password does not decrypt.
+type keyPasswordError struct{ error }
+
+func (e *keyPasswordError) Unwrap() error { return e.error }
 
 // loadTruststore reads the listener's trusted certificates; nil with no
 // error means none is configured, and the system's roots are used, as a
@@ -128,7 +141,10 @@ func pkcs12KeyPair(data []byte, password string) (*tls.Certificate, error) {
 	for _, c := range chain {
 		cert.Certificate = append(cert.Certificate, c.Raw)
 	}
-	return cert, checkKeyMatches(cert)
+	if err := checkKeyMatches(cert); err != nil {
+		return nil, err
+	}
+	return cert, nil
 }
 
 // pemKeyPair reads a key (from keyPEM) and its chain (from chainPEM); a
@@ -145,13 +161,20 @@ func pemKeyPair(chainPEM, keyPEM []byte, password Secret) (*tls.Certificate, err
 	if len(keys) != 1 {
 		return nil, fmt.Errorf("holds %d private keys, want exactly one", len(keys))
 	}
-	if keys[0].typ == "ENCRYPTED PRIVATE KEY" {
-		return nil, errors.New("the key is encrypted (ENCRYPTED PRIVATE KEY), which kraftd does not read yet; use an unencrypted PKCS#8 key or a PKCS12 keystore")
-	}
-	if password.Set {
+	block := keys[0]
+	switch {
+	case block.typ == "ENCRYPTED PRIVATE KEY" && !password.Set:
+		return nil, &keyPasswordError{errors.New("the key is encrypted (ENCRYPTED PRIVATE KEY), but ssl.key.password is not set")}
+	case block.typ == "ENCRYPTED PRIVATE KEY":
+		der, err := decryptPKCS8(block.der, password.Value)
+		if err != nil {
+			return nil, &keyPasswordError{err}
+		}
+		block = pemBlock{typ: "PRIVATE KEY", der: der}
+	case password.Set:
 		return nil, errors.New("ssl.key.password is set but the PEM key is not encrypted")
 	}
-	key, err := parsePrivateKey(keys[0])
+	key, err := parsePrivateKey(block)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +182,10 @@ func pemKeyPair(chainPEM, keyPEM []byte, password Secret) (*tls.Certificate, err
 	for _, c := range certs {
 		cert.Certificate = append(cert.Certificate, c.Raw)
 	}
-	return cert, checkKeyMatches(cert)
+	if err := checkKeyMatches(cert); err != nil {
+		return nil, err
+	}
+	return cert, nil
 }
 
 func parsePrivateKey(b pemBlock) (crypto.PrivateKey, error) {

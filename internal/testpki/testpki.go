@@ -5,12 +5,18 @@
 package testpki
 
 import (
+	"bytes"
 	"crypto"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/pbkdf2"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -123,6 +129,61 @@ func (l *Leaf) KeyPEM() []byte {
 		panic(fmt.Sprintf("testpki: an ECDSA key always marshals: %v", err))
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
+}
+
+// EncryptedKeyPEM is the leaf's key as an ENCRYPTED PRIVATE KEY (PKCS#8,
+// PBES2 with PBKDF2-HMAC-SHA256 and AES-256-CBC, as OpenSSL 3 writes it)
+// under password.
+func (l *Leaf) EncryptedKeyPEM(password string) ([]byte, error) {
+	plain, err := x509.MarshalPKCS8PrivateKey(l.Key)
+	if err != nil {
+		return nil, err
+	}
+	salt, iv := make([]byte, 16), make([]byte, aes.BlockSize)
+	if _, err := rand.Read(salt); err != nil {
+		return nil, err
+	}
+	if _, err := rand.Read(iv); err != nil {
+		return nil, err
+	}
+	const iterations = 2048
+	key, err := pbkdf2.Key(sha256.New, password, salt, iterations, 32)
+	if err != nil {
+		return nil, err
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	pad := aes.BlockSize - len(plain)%aes.BlockSize
+	data := append(plain, bytes.Repeat([]byte{byte(pad)}, pad)...)
+	cipher.NewCBCEncrypter(block, iv).CryptBlocks(data, data)
+	type algID struct {
+		Algorithm  asn1.ObjectIdentifier
+		Parameters any `asn1:"optional"`
+	}
+	type kdfParams struct {
+		Salt       []byte
+		Iterations int
+		PRF        algID
+	}
+	type pbes2 struct{ KDF, Cipher algID }
+	info := struct {
+		Algorithm algID
+		Data      []byte
+	}{
+		Algorithm: algID{asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5, 13}, pbes2{
+			KDF: algID{asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 5, 12}, kdfParams{salt, iterations,
+				algID{asn1.ObjectIdentifier{1, 2, 840, 113549, 2, 9}, asn1.NullRawValue}}},
+			Cipher: algID{asn1.ObjectIdentifier{2, 16, 840, 1, 101, 3, 4, 1, 42}, iv},
+		}},
+		Data: data,
+	}
+	der, err := asn1.Marshal(info)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der}), nil
 }
 
 // ChainPEM is the leaf's certificate followed by its CA's.
