@@ -45,19 +45,21 @@ func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 	checkStrangerRefused(t, members[0])
 
 	ReserveJVMs(t, 1)
-	status, err := MetadataQuorum(t, Versions[0], "--bootstrap-controller", members[0].Addr(),
-		"--command-config", k.WriteClientProperties(t), "describe", "--status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("kafka-metadata-quorum describe --status over SSL:\n%s", status)
-	got := statusLines(status)
-	if got["ClusterId"] != clusterID {
-		t.Errorf("ClusterId %q, want %q", got["ClusterId"], clusterID)
-	}
-	for _, m := range members {
-		if !strings.Contains(got["CurrentVoters"], fmt.Sprintf(`"id": %d`, m.ID)) {
-			t.Errorf("CurrentVoters %q lacks %s", got["CurrentVoters"], m)
+	clientProps := k.WriteClientProperties(t)
+	for _, v := range Versions {
+		status, err := MetadataQuorum(t, v, "--bootstrap-controller", members[0].Addr(), "--command-config", clientProps, "describe", "--status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("kafka-metadata-quorum %s describe --status over SSL:\n%s", v, status)
+		got := statusLines(status)
+		if got["ClusterId"] != clusterID {
+			t.Errorf("%s: ClusterId %q, want %q", v, got["ClusterId"], clusterID)
+		}
+		for _, m := range members {
+			if !strings.Contains(got["CurrentVoters"], fmt.Sprintf(`"id": %d`, m.ID)) {
+				t.Errorf("%s: CurrentVoters %q lacks %s", v, got["CurrentVoters"], m)
+			}
 		}
 	}
 	checkRotatedKeystoreServed(t, k, members)

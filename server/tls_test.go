@@ -261,12 +261,21 @@ func TestTLSFailuresCloseOnlyThatConnection(t *testing.T) {
 }
 
 func TestTLSClientOnPlaintextPortIsNamed(t *testing.T) {
-	_, addr, _ := startServer(t)
-	c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
-	if err == nil {
-		c.Close()
+	_, addr, _, logs := startTLSServer(t, map[string]string{
+		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
+		"listeners": "CONTROLLER://127.0.0.1:0", "log.dirs": t.TempDir(),
+	})
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	c := tls.Client(raw, &tls.Config{InsecureSkipVerify: true})
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Handshake(); err == nil {
 		t.Fatal("a TLS handshake succeeded on a PLAINTEXT listener")
 	}
+	logs.waitLog(t, "TLS handshake on a plaintext listener", raw.LocalAddr().String())
 }
 
 func must[T any](v T, err error) T {
