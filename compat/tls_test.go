@@ -3,6 +3,7 @@ package compat
 import (
 	"crypto/tls"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,14 @@ func runMixedOverTLS(t *testing.T, version string) {
 		leader.Start(t)
 		cur = WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
 		leader = MemberByID(members, cur.LeaderID)
+	}
+	// kraftd registers its controller listener as SSL, as Apache's
+	// controllers replay it.
+	kraftdSSL := regexp.MustCompile(`ControllerRegistration\(id=1, [^\n]*listeners=\[Endpoint\(listenerName='CONTROLLER', securityProtocol=SSL`)
+	for _, m := range members[1:] {
+		if !kraftdSSL.MatchString(m.Proc().Output()) {
+			t.Errorf("%s never replayed kraftd's registration with an SSL listener", m)
+		}
 	}
 }
 
