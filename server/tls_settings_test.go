@@ -98,6 +98,12 @@ func TestTLSSettingsErrorsNameTheKey(t *testing.T) {
 			t.Errorf("%s: the message repeats a secret: %v", want, err)
 		}
 	}
+	// A PEM file under the default type JKS is named as PEM.
+	props0 := sslProps(t, k, nil)
+	delete(props0, "ssl.truststore.type")
+	if _, err := loadProps(props0); err == nil || !strings.Contains(err.Error(), "config ssl.truststore.type") || !strings.Contains(err.Error(), "set the type to PEM") {
+		t.Errorf("PEM truststore typed JKS: %v", err)
+	}
 	// A PKCS12 keystore needs its password, and a wrong one is named.
 	props := sslProps(t, k, p12)
 	if _, err := loadProps(props); err == nil || !strings.Contains(err.Error(), "ssl.keystore.password") {

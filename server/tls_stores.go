@@ -52,7 +52,7 @@ func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
 		}
 		cert, err = pkcs12KeyPair(data, ks.Password.Value)
 	default:
-		return nil, &ConfigError{Key: t.Key("ssl.keystore.type"), Err: errJKS(ks.Location)}
+		return nil, &ConfigError{Key: t.Key("ssl.keystore.type"), Err: errJKS(ks.Location, data)}
 	}
 	var kp *keyPasswordError
 	if errors.As(err, &kp) {
@@ -94,7 +94,7 @@ func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
 		case "PKCS12":
 			certs, err = pkcs12.DecodeTrustStore(data, ts.Password.Value)
 		default:
-			return nil, &ConfigError{Key: t.Key("ssl.truststore.type"), Err: errJKS(ts.Location)}
+			return nil, &ConfigError{Key: t.Key("ssl.truststore.type"), Err: errJKS(ts.Location, data)}
 		}
 		if err != nil {
 			err = fmt.Errorf("%s: %w", ts.Location, err)
@@ -127,7 +127,10 @@ func storeFormat(declared string, data []byte) string {
 	return "JKS"
 }
 
-func errJKS(path string) error {
+func errJKS(path string, data []byte) error {
+	if bytes.Contains(data, []byte("-----BEGIN ")) {
+		return fmt.Errorf("%s holds PEM, but the store's type is JKS (Apache's default); set the type to PEM", path)
+	}
 	return fmt.Errorf("%s is a Java KeyStore (JKS), which kraftd does not read (no well-kept Go library does); "+
 		"convert it with keytool -importkeystore -deststoretype PKCS12, or use PEM", path)
 }
