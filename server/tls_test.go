@@ -325,3 +325,35 @@ func TestReplacedKeystoreServedToNewConnections(t *testing.T) {
 		t.Fatalf("an unreadable keystore replaced the served one: %s", got)
 	}
 }
+
+// A truststore replaced on disk decides the next client's fate.
+func TestReplacedTruststoreTrustsNewClients(t *testing.T) {
+	k := newPKI(t)
+	_, addr, _, logs := startTLSServer(t, sslProps(t, k, map[string]string{"ssl.client.auth": "required"}))
+	newCA, err := testpki.NewCA("the next ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := must(newCA.Issue(testpki.Options{}))
+	accepted := func() bool {
+		c, err := dialTLSClient(t, addr, client, pool(k.ca))
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		v := kmsg.NewPtrApiVersionsRequest()
+		c.Write(protocol.AppendFrame(nil, v.AppendTo(protocol.AppendRequestHeader(nil, v, 1, "test"))))
+		_, err = protocol.ReadFrame(c, 1<<20)
+		return err == nil
+	}
+	if accepted() {
+		t.Fatal("a client of an untrusted CA was served")
+	}
+	if err := testpki.WriteAtomic(k.files.TruststorePEM, append(k.ca.CertPEM(), newCA.CertPEM()...)); err != nil {
+		t.Fatal(err)
+	}
+	if !accepted() {
+		t.Fatal("after the truststore gained its CA, the client is still refused")
+	}
+	logs.waitLog(t, "truststore replaced on disk")
+}
