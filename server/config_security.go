@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -40,6 +41,9 @@ func refuseSecurity(props map[string]string, sslListeners []string) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		v := strings.TrimSpace(props[k])
+		if err := upperCaseListenerPrefix(k); err != nil {
+			return err
+		}
 		if applies, honoured := honouredTLSKey(k, sslListeners); honoured {
 			if !applies && asksForSecurity(k, v) {
 				return &ConfigError{Key: k, Err: errNoSSLListener}
@@ -51,6 +55,21 @@ func refuseSecurity(props map[string]string, sslListeners []string) error {
 		}
 	}
 	return nil
+}
+
+// upperCaseListenerPrefix refuses listener.name.CONTROLLER.ssl.*: Apache
+// reads only the lower-case prefix and would ignore the key, so the
+// setting would silently not apply.
+func upperCaseListenerPrefix(key string) error {
+	rest, ok := strings.CutPrefix(key, "listener.name.")
+	if !ok {
+		return nil
+	}
+	listener, sub, ok := strings.Cut(rest, ".")
+	if !ok || listener == strings.ToLower(listener) || !(strings.HasPrefix(sub, "ssl.") || strings.Contains(sub, "sasl.")) {
+		return nil
+	}
+	return &ConfigError{Key: key, Err: fmt.Errorf("names the listener in upper case; Apache (and kraftd) read listener.name.%s.%s", strings.ToLower(listener), sub)}
 }
 
 // honouredTLSKey reports whether key is one of tlsKeys, at the top level
@@ -67,7 +86,7 @@ func honouredTLSKey(key string, sslListeners []string) (applies, honoured bool) 
 	if !ok || !slices.Contains(tlsKeys, sub) {
 		return false, false
 	}
-	return slices.ContainsFunc(sslListeners, func(l string) bool { return strings.EqualFold(l, listener) }), true
+	return slices.Contains(sslListeners, strings.ToUpper(listener)), true
 }
 
 func asksForSecurity(key, value string) bool {

@@ -86,6 +86,7 @@ func TestTLSSettingsErrorsNameTheKey(t *testing.T) {
 		"ssl.keystore.location":                          {"ssl.keystore.location": mismatched},
 		"ssl.truststore.location":                        {"ssl.truststore.location": filepath.Join(t.TempDir(), "missing.pem")},
 		"ssl.keystore.key":                               {"ssl.keystore.key": string(k.server.KeyPEM())},
+		"listener.name.CONTROLLER.ssl.client.auth":       {"listener.name.CONTROLLER.ssl.client.auth": "required"},
 	} {
 		props := sslProps(t, k, extra)
 		_, err := loadProps(props)
