@@ -24,6 +24,9 @@ type Request struct {
 	Body     kmsg.Request
 	Listener string
 	Remote   net.Addr
+	// Principal is who the connection proved to be: the mapped
+	// certificate DN on mutual TLS, else ANONYMOUS.
+	Principal Principal
 	// Ctx is cancelled when the connection closes or the server stops, so a
 	// waiting handler (a parked Fetch) can give up.
 	Ctx context.Context
@@ -31,9 +34,9 @@ type Request struct {
 
 // serveConn runs one connection: the calling goroutine reads and dispatches
 // each request to a goroutine of its own; responses leave in request order.
-func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
+func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, principal Principal) {
 	ctx, cancel := context.WithCancel(ctx)
-	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
+	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Str("principal", principal.String()).Logger()
 	resp := newResponder(c, cancel, s.cfg.QueuedMaxRequests, s.idle())
 	defer func() {
 		// Answer what was asked before the client stopped sending (a
@@ -78,7 +81,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 		if !resp.add(ctx, p) {
 			return
 		}
-		req.Listener, req.Remote, req.Ctx = listener, c.RemoteAddr(), ctx
+		req.Listener, req.Remote, req.Principal, req.Ctx = listener, c.RemoteAddr(), principal, ctx
 		go s.handle(log, req, resp, p)
 	}
 }

@@ -82,6 +82,11 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{})}
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
 	listener := cfg.ControllerListenerName[0]
+	if m, isTLS, err := cfg.listenerTLS(listener); err != nil {
+		return nil, err
+	} else if isTLS {
+		n.peers.UseTLS(m)
+	}
 	for id, eps := range voters {
 		for _, e := range eps {
 			if e.Name == listener && id != cfg.NodeID {
