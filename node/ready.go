@@ -80,7 +80,8 @@ func (n *Node) handleReady(rd quorum.Ready) error {
 func (n *Node) persist(rd quorum.Ready, sync bool) error {
 	obs := n.env.Observer
 	if rd.HardState != nil {
-		if err := n.disk.WriteHardState(*rd.HardState, n.voterIDs); err != nil {
+		st := n.core.Status()
+		if err := n.disk.WriteHardState(*rd.HardState, st.KRaftVersion, st.Voters.IDs()); err != nil {
 			return err
 		}
 		if obs != nil {

@@ -423,3 +423,18 @@ func snapshotTimestamp(log *storage.Log, id storage.SnapshotID) (int64, error) {
 	info, err := snapshotHeader(log, id)
 	return info.LastContainedLogTimestamp, err
 }
+
+// snapshotHeader reads snapshot id's header batch: it stops at the first
+// data record, so the size of the image does not matter.
+func snapshotHeader(log *storage.Log, id storage.SnapshotID) (metadata.SnapshotInfo, error) {
+	r, err := log.OpenSnapshot(id)
+	if err != nil {
+		return metadata.SnapshotInfo{}, err
+	}
+	defer r.Close()
+	info, err := metadata.ReadSnapshot(&snapshotSource{r: r}, func(metadata.Record) error { return errStopWalk })
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return info, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	return info, nil
+}

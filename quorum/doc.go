@@ -77,7 +77,9 @@
 // Apache, the node then skips the pre-vote and starts a standard election.
 // Brokers and observer controllers are handled like any fetcher: they are
 // not voters, never count toward the high watermark, and are listed by
-// DescribeQuorum as observers.
+// DescribeQuorum as observers. A replica is a voter when the newest voter
+// set names its id and, if the set knows one, its directory id; the same id
+// fetching from another directory is an observer.
 //
 // # Roles
 //
@@ -94,7 +96,9 @@
 // successors ordered by fetch offset; followers apply Apache's position-based
 // backoff; the leader resends BeginQuorumEpoch every fetch timeout / 2,
 // starts each epoch with a LeaderChange control batch (plus KRaftVersion and
-// Voters when kraft.version >= 1), and, once a record of its epoch has
+// Voters at kraft.version >= 1 when the log holds no VotersRecord yet or
+// the set names the leader otherwise than it is: its directory id,
+// listeners or kraft.version range), and, once a record of its epoch has
 // committed (SoftState.EpochCommitted, the moment Apache hands leadership to
 // its controller), writes Config.IdleRecord when the log has been idle for
 // IdleIntervalMs. The high watermark is the largest offset
@@ -115,5 +119,8 @@
 // watermark and check-quorum live in progress.go; the node's requests in
 // flight in requests.go; Fetch serving in fetch.go; snapshots in
 // snapshot.go; DescribeQuorum in describe_quorum.go; the pending log end
-// in log.go; wire formats in wire.go and control.go.
+// in log.go; the voter set, a state machine of the log's VotersRecord and
+// KRaftVersionRecord (applied as appended, taken from installed snapshots,
+// undone on truncation), in voters.go; wire formats in wire.go and
+// control.go.
 package quorum

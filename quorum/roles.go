@@ -137,19 +137,12 @@ func (n *Node) becomeLeader() {
 	n.leaveRole()
 	n.role, n.leaderID = RoleLeader, n.id
 	n.lead = &leaderState{
-		progress:      newProgressTracker(n.id, n.isVoter, n.voters, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
+		progress:      newProgressTracker(n.id, n.cfg.DirectoryID, n.voterSet, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
 		granting:      granting,
 		beginQuorumAt: n.now,
 		lastAppendMs:  n.now,
 	}
-	var records []VoterRecord
-	if n.cfg.KRaftVersion >= 1 {
-		for _, v := range n.voters {
-			records = append(records, VoterRecord{ID: v, Endpoints: n.cfg.Voters[v], MinKRaft: 0, MaxKRaft: 1})
-		}
-	}
-	b := startOfEpochBatch(n.endOffset, n.epoch, n.now, n.id, n.voters, granting, n.cfg.KRaftVersion, records)
-	n.appendBatches(b)
+	n.appendBatches(n.startOfEpochBatch(granting))
 }
 
 // becomeFollower follows leader in epoch; a vote is kept within the epoch.

@@ -73,7 +73,7 @@ type Config struct {
 	// dynamic quorum of itself: the bootstrap snapshot also holds
 	// kraft.version 1 and a VotersRecord naming this node alone (Voters
 	// is then ignored), and each start takes its voter set from the disk
-	// (node.Disk.InitialVoters), as kraftd start does.
+	// (quorum/voters.go), as kraftd start does.
 	Standalone bool
 	// Tune, if set, adjusts the node's configuration before each start.
 	Tune func(*node.Config)
@@ -167,18 +167,15 @@ func (h *Node) start() error {
 	if idle == 0 {
 		idle = noIdleIntervalMs
 	}
-	voters, kraftVersion := h.cfg.Voters, int16(0)
+	voters, endpoints := h.cfg.Voters, h.cfg.Voters[h.cfg.ID]
 	if h.cfg.Standalone {
-		if voters, kraftVersion, err = disk.InitialVoters(nil); err != nil {
-			disk.Close()
-			return err
-		}
+		// The quorum core reads the voter set from the disk.
+		voters, endpoints = nil, []quorum.Endpoint{StandaloneEndpoint}
 	}
 	cfg := node.Config{
 		NodeID:         h.cfg.ID,
 		Voters:         voters,
-		KRaftVersion:   kraftVersion,
-		Endpoints:      voters[h.cfg.ID],
+		Endpoints:      endpoints,
 		IdleIntervalMs: idle,
 		// Snapshots only when the test asks (SnapshotNow), and no
 		// retention behind its back.
