@@ -165,6 +165,11 @@ func (n *Node) sendAll(msgs []quorum.Message) {
 			}
 			continue
 		}
+		if book, ok := n.env.Transport.(Endpoints); ok && m.Endpoint != nil {
+			// A node outside the voter set (one being added): say where
+			// it listens first.
+			book.SetEndpoints(m.To, []quorum.Endpoint{*m.Endpoint})
+		}
 		n.env.Transport.Send(m.To, m.ReqID, m.Request)
 	}
 }

@@ -92,6 +92,11 @@ func (n *Node) startOfEpochBatch(granting []int32) []byte {
 	return batch.Builder{BaseOffset: n.endOffset, LeaderEpoch: n.epoch, Timestamp: n.now, Control: true}.Encode(nil, recs)
 }
 
+// votersBatch is a control batch of one VotersRecord, a voter change.
+func votersBatch(base int64, epoch int32, now int64, set VoterSet) []byte {
+	return batch.Builder{BaseOffset: base, LeaderEpoch: epoch, Timestamp: now, Control: true}.Encode(nil, []batch.Record{controlRecord(votersRecord(set))})
+}
+
 // ControlType returns the control record type of a control record key, or
 // -1 when the key is not a control key. Keys are read as Apache reads them
 // (metadata.ParseControlKey): a key version above 0 is read as version 0.

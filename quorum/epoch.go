@@ -47,6 +47,24 @@ func (n *Node) stepRequest(m Message) {
 			return
 		}
 		n.rules().step(n, m, outRequest{})
+	case *kmsg.AddRaftVoterRequest:
+		if code, msg := n.checkAddVoter(req); code != errNone {
+			n.respond(m, addVoterResponse(req.Version, code, msg))
+			return
+		}
+		n.rules().step(n, m, outRequest{})
+	case *kmsg.RemoveRaftVoterRequest:
+		if code, msg := n.checkRemoveVoter(req); code != errNone {
+			n.respond(m, removeVoterResponse(req.Version, code, msg))
+			return
+		}
+		n.rules().step(n, m, outRequest{})
+	case *kmsg.UpdateRaftVoterRequest:
+		if code := n.checkUpdateVoter(req); code != errNone {
+			n.respond(m, n.updateVoterResponse(req.Version, code))
+			return
+		}
+		n.rules().step(n, m, outRequest{})
 	case *kmsg.DescribeQuorumRequest:
 		switch {
 		case len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
@@ -341,6 +359,10 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 			return false
 		}
 		return current
+	case *kmsg.ApiVersionsResponse:
+		// Only a leader adding a voter asks; the answer matters only to
+		// the leadership that asked.
+		return n.sentInThisState(out)
 	case *kmsg.FetchSnapshotResponse:
 		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			n.backoff(m.From)

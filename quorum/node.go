@@ -90,6 +90,14 @@ type leaderState struct {
 	beginQuorumAt int64   // when BeginQuorumEpoch goes out again
 	lastAppendMs  int64   // for the idle record
 	parked        []parkedFetch
+	// change is the voter change in flight (reconfig.go), nil when none.
+	change *voterChange
+	// volatileVoters are the voters' listeners UpdateRaftVoter gave at
+	// kraft.version 0, kept in memory as Apache keeps them.
+	volatileVoters VoterSet
+	// resignRequested: the voter set that removed this leader committed;
+	// it resigns at its next poll.
+	resignRequested bool
 }
 
 // New builds a node from its config, quorum-state and log. The initial role

@@ -260,3 +260,11 @@ func (p *progressTracker) successors() []int32 {
 	})
 	return out
 }
+
+// caughtUp reports whether the observer (id, dir) may become a voter: it
+// has caught up with the leader at some point, and fetched within the last
+// hour (Apache's LeaderState.isReplicaCaughtUp).
+func (p *progressTracker) caughtUp(id int32, dir [16]byte, now int64) bool {
+	r := p.observers[replicaKey{id, dir}]
+	return r != nil && r.lastCaughtUpMs > 0 && r.lastFetchMs > 0 && r.lastFetchMs > now-caughtUpWindowMs
+}

@@ -58,6 +58,7 @@ func (n *Node) poll() {
 // leaveRole drops per-role state before any transition.
 func (n *Node) leaveRole() {
 	if n.lead != nil {
+		n.failVoterChange()
 		n.failParkedFetches()
 		n.lead = nil
 		n.proposals = nil // a leader's unflushed proposals die with it

@@ -161,6 +161,10 @@ type Message struct {
 	Request  kmsg.Request
 	Response kmsg.Response
 	Err      error
+	// Endpoint, on a request, is where To listens when it is no voter
+	// the shell knows of yet (the ApiVersions a leader sends a voter being
+	// added); the shell sends the request there.
+	Endpoint *Endpoint
 }
 
 // SnapshotChunk is a piece of a snapshot being downloaded from the leader.
