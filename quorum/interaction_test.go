@@ -228,7 +228,7 @@ func (e *interactionEnv) run(t *testing.T, c testCmd) {
 	}
 	var keep []string
 	for _, l := range strings.Split(e.out.String(), "\n") {
-		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") {
+		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") || strings.Contains(l, " answers ") {
 			keep = append(keep, l)
 		}
 	}
