@@ -263,6 +263,9 @@ func (h *controlHistory) applyBatches(buf []byte) error {
 		}
 		return nil
 	})
+	if err != nil && !errors.Is(err, ErrBadControlRecord) {
+		err = fmt.Errorf("%w: %v", ErrBadControlRecord, err)
+	}
 	return err
 }
 
