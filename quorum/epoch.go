@@ -359,6 +359,12 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 			return false
 		}
 		return current
+	case *kmsg.UpdateRaftVoterResponse:
+		l := resp.CurrentLeader
+		if n.handleCommonResponse(m.From, resp.ErrorCode, l.LeaderID, l.LeaderEpoch) {
+			return false
+		}
+		return (resp.ErrorCode == errNone || resp.ErrorCode == errUnsupportedVersion) && n.sentInThisState(out)
 	case *kmsg.ApiVersionsResponse:
 		// Only a leader adding a voter asks; the answer matters only to
 		// the leadership that asked.

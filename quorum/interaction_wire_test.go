@@ -184,11 +184,16 @@ func describeMessage(m quorum.Message) string {
 		return fmt.Sprintf("%s FetchSnapshot epoch=%d id=%d@%d pos=%d", head, p.CurrentLeaderEpoch, p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position)
 	case *kmsg.ApiVersionsRequest:
 		return fmt.Sprintf("%s ApiVersions v%d", head, r.Version)
+	case *kmsg.UpdateRaftVoterRequest:
+		return fmt.Sprintf("%s UpdateRaftVoter epoch=%d voter=%d port=%d kraft=%d-%d", head, r.CurrentLeaderEpoch, r.VoterID,
+			r.Listeners[0].Port, r.KRaftVersionFeature.MinSupportedVersion, r.KRaftVersionFeature.MaxSupportedVersion)
 	}
 	if m.Err != nil {
 		return fmt.Sprintf("%s failed: %v", head, m.Err)
 	}
 	switch r := m.Response.(type) {
+	case *kmsg.UpdateRaftVoterResponse:
+		return fmt.Sprintf("%s UpdateRaftVoterResponse err=%d leader=%d epoch=%d", head, r.ErrorCode, r.CurrentLeader.LeaderID, r.CurrentLeader.LeaderEpoch)
 	case *kmsg.ApiVersionsResponse:
 		for _, f := range r.SupportedFeatures {
 			if f.Name == "kraft.version" {

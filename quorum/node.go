@@ -42,6 +42,11 @@ type Node struct {
 	// fetchDeadline drives Follower (and observers' bootstrap fallback).
 	fetchDeadline        int64
 	hasFetchedFromLeader bool
+	// updateVoterAt is when a voter following a leader next considers
+	// telling it its listeners (UpdateRaftVoter); leaderUpdated says the
+	// leader of this epoch took them.
+	updateVoterAt int64
+	leaderUpdated bool
 	// leaderGoneCount counts the follower's fetches to its leader in a row
 	// that failed with ErrPeerGone, since the leader last answered.
 	leaderGoneCount int

@@ -314,3 +314,45 @@ func (n *Node) checkUpdateVoter(req *kmsg.UpdateRaftVoterRequest) int16 {
 	}
 	return errNone
 }
+
+// updateVoterPeriod is how often a follower considers sending its leader
+// UpdateRaftVoter: twice the fetch timeout, as Apache's FollowerState (4.1
+// waited one fetch timeout), so a few fetches come first and the leader's
+// ApiVersions to a voter being added is not crowded out.
+func (n *Node) updateVoterPeriod() int64 { return 2 * n.cfg.FetchTimeoutMs }
+
+// maybeSendUpdateVoter tells the leader this voter's listeners and
+// kraft.version range when the leader needs them, as an Apache follower
+// does: at kraft.version 1 when the voter set names this node otherwise
+// than it is; at 0 once to every new leader, which keeps them in memory
+// (they are what a kraft.version upgrade writes).
+func (n *Node) maybeSendUpdateVoter() {
+	if n.now < n.updateVoterAt || n.leaderID < 0 {
+		return
+	}
+	local := n.localVoter()
+	need := !n.leaderUpdated
+	if n.control.kraftVersion() >= 1 {
+		named, ok := n.voterSet.Get(n.id)
+		need = ok && named.matches(local.ID, local.DirectoryID) && !named.equal(local)
+	}
+	if need {
+		if !n.canSend(n.leaderID, keyUpdateVoter) {
+			return
+		}
+		n.send(n.leaderID, n.buildUpdateVoterRequest(local), false)
+	}
+	n.updateVoterAt = n.now + n.updateVoterPeriod()
+}
+
+func (n *Node) buildUpdateVoterRequest(local Voter) *kmsg.UpdateRaftVoterRequest {
+	req := kmsg.NewPtrUpdateRaftVoterRequest()
+	req.ClusterID = n.clusterIDPtr()
+	req.CurrentLeaderEpoch = n.epoch
+	req.VoterID, req.VoterDirectoryID = local.ID, local.DirectoryID
+	for _, e := range local.Endpoints {
+		req.Listeners = append(req.Listeners, kmsg.UpdateRaftVoterRequestListener{Name: e.Name, Host: e.Host, Port: e.Port})
+	}
+	req.KRaftVersionFeature.MinSupportedVersion, req.KRaftVersionFeature.MaxSupportedVersion = local.MinKRaft, local.MaxKRaft
+	return req
+}

@@ -154,6 +154,7 @@ func (n *Node) becomeFollower(epoch, leader int32) {
 	n.leaveRole()
 	n.role, n.epoch, n.leaderID = RoleFollower, epoch, leader
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.updateVoterAt, n.leaderUpdated = n.now+n.updateVoterPeriod(), false
 }
 
 // becomeResigned leaves leadership without persisting anything: the node

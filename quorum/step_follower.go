@@ -33,6 +33,13 @@ func stepFollower(n *Node, m Message, out outRequest) {
 		n.takeFetch(m.From, body)
 	case *kmsg.FetchSnapshotResponse:
 		n.takeSnapshotChunk(m.From, body)
+	case *kmsg.UpdateRaftVoterResponse:
+		if m.From == n.leaderID {
+			// The leader took the listeners (or cannot take any): as
+			// Apache, count it as hearing from the leader.
+			n.leaderUpdated = true
+			n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+		}
 	}
 }
 
@@ -47,6 +54,9 @@ func tickFollower(n *Node) {
 // pollFollower fetches from the leader. An observer that lost touch with it
 // falls back to asking a random voter, to find the leader again.
 func pollFollower(n *Node) {
+	if n.isVoter {
+		n.maybeSendUpdateVoter()
+	}
 	if n.isVoter || n.now < n.fetchDeadline {
 		n.maybeSendFetch(n.leaderID)
 	} else {
