@@ -140,7 +140,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 	if err := n.loadLatestSnapshot(); err != nil {
 		return nil, err
 	}
-	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, log)
+	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, n.controlStateAt, log)
 	n.core.Tick(n.nowMs())
 	n.publishStatus()
 	return n, nil
@@ -309,4 +309,14 @@ func (n *Node) failHeld(err error) {
 		p.Done(-1, err)
 	}
 	n.held = nil
+}
+
+// controlStateAt is the quorum core's kraft.version and voter set at
+// offset, as a snapshot header writes them.
+func (n *Node) controlStateAt(offset int64) (int16, *metadata.VotersRecord) {
+	kv, set := n.core.ControlStateAt(offset)
+	if set == nil {
+		return kv, nil
+	}
+	return kv, set.Record()
 }

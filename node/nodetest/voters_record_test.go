@@ -5,7 +5,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/node/nodetest"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage/batch"
@@ -78,7 +80,8 @@ func describedVoterDir(t *testing.T, h *nodetest.Node, id int32) [16]byte {
 // directory id, the one meta.properties holds and DescribeQuorum shows;
 // kraftd wrote a zero id there (issue 12, deliverable 4).
 func TestStandaloneLeaderWritesItsDirectoryID(t *testing.T) {
-	h, err := nodetest.New(nodetest.Config{ID: 1, Standalone: true})
+	mv := &metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: controller.LatestMetadataVersion}
+	h, err := nodetest.New(nodetest.Config{ID: 1, Standalone: true, Features: []metadata.Record{mv}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +99,31 @@ func TestStandaloneLeaderWritesItsDirectoryID(t *testing.T) {
 	if got := describedVoterDir(t, h, 1); got != dir {
 		t.Fatalf("DescribeQuorum shows dir %x, want %x", got, dir)
 	}
+	// A snapshot after it repeats the set, with the directory id.
+	v := "x"
+	h.Runtime().Propose(&node.Proposal{Records: []metadata.Record{&metadata.ConfigRecord{ResourceType: 4, Name: "k", Value: &v}}, Done: func(int64, error) {}})
+	if err := h.Process(); err != nil {
+		t.Fatal(err)
+	}
+	id, err := h.Runtime().SnapshotNow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info, err := h.Disk().LoadSnapshot(id)
+	if err != nil || info.KRaftVersion != 1 || info.Voters == nil || len(info.Voters.Voters) != 1 || info.Voters.Voters[0].VoterDirectoryId != dir {
+		t.Fatalf("snapshot %v header: kraft.version %d, voters %+v, %v; want 1 and voter 1 with dir %x", id, info.KRaftVersion, info.Voters, err, dir)
+	}
 	// The next epoch has nothing to put right: no second VotersRecord,
 	// as Apache's leader writes none.
 	if err := h.Restart(); err != nil {
 		t.Fatal(err)
 	}
 	leadAlone(t, h)
-	if recs := votersRecords(t, h); len(recs) != 1 {
-		t.Fatalf("after a new epoch: VotersRecords at %v; want only offset 2", keys(recs))
+	if recs := votersRecords(t, h); len(recs) != 0 {
+		t.Fatalf("after a new epoch: VotersRecords at %v past the snapshot; want none", keys(recs))
+	}
+	if v, _ := h.Status().Voters.Get(1); v.DirectoryID != dir {
+		t.Fatalf("the voter set read back from the snapshot names dir %x, want %x", v.DirectoryID, dir)
 	}
 }
 
