@@ -62,7 +62,7 @@ func endpointOn(eps []Endpoint, listener string) (Endpoint, bool) {
 // kraft.version 1, and the newest VotersRecord committed.
 func (n *Node) canChangeVoters() (int16, string) {
 	n.expireVoterChange()
-	if n.lead.change != nil {
+	if n.lead.change != nil || n.lead.resignRequested {
 		return voterChangeError(errRequestTimedOut, "the leader is still handling the previous voter change")
 	}
 	hw := n.lead.progress.hw
@@ -164,15 +164,17 @@ func (n *Node) appendVoters(set VoterSet) int64 {
 }
 
 // voterChangeCommitted answers the change whose VotersRecord the high
-// watermark passed, and has a leader the change removed resign (it led
-// until then, as Apache's does: KAFKA-17608).
+// watermark passed, and has a leader the committed set leaves out resign
+// (it led until then, as Apache's does: KAFKA-17608). The resignation does
+// not hang on the request: one that timed out before its record committed
+// would otherwise leave a leader that is no voter leading on, taking
+// further changes.
 func (n *Node) voterChangeCommitted() {
-	c := n.lead.change
-	if c == nil || c.offset < 0 || n.lead.progress.hw <= c.offset {
-		return
+	hw := n.lead.progress.hw
+	if c := n.lead.change; c != nil && c.offset >= 0 && hw > c.offset {
+		n.finishVoterChange(errNone, "")
 	}
-	n.finishVoterChange(errNone, "")
-	if !n.isVoter {
+	if offset, ok := n.control.lastOffset(); !n.isVoter && ok && hw > offset {
 		n.lead.resignRequested = true
 	}
 }

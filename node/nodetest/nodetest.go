@@ -136,6 +136,14 @@ func Format(fsys storage.FS, dir, clusterID string, id int32, features []metadat
 	return format(fsys, dir, clusterID, id, features, nil)
 }
 
+// FormatDynamic is Format for a dynamic quorum, as `kraftd format
+// --initial-controllers` writes it: the bootstrap snapshot also holds
+// kraft.version 1 and the VotersRecord of initial (each voter with its
+// DirectoryID), whether or not node id is among them.
+func FormatDynamic(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	return format(fsys, dir, clusterID, id, features, initial)
+}
+
 // DirectoryID is the directory.id a harness node of id is formatted with.
 func DirectoryID(id int32) [16]byte {
 	var dirID [16]byte
@@ -281,7 +289,7 @@ func (h *Node) Deliver(m quorum.Message) bool {
 	}
 	if req, ok := m.Request.(*kmsg.ApiVersionsRequest); ok {
 		// The server answers ApiVersions, not the node: answer as it does.
-		h.send(quorum.Message{From: h.cfg.ID, To: m.From, ReqID: m.ReqID, Response: apiVersionsResponse(req)})
+		h.send(quorum.Message{From: h.cfg.ID, To: m.From, ReqID: m.ReqID, Response: ApiVersionsResponse(req)})
 		return true
 	}
 	h.Inbound(m.Request, func(resp kmsg.Response) {
@@ -387,9 +395,9 @@ func (h *Node) Close() error {
 	return err
 }
 
-// apiVersionsResponse is what kraftd's server answers a peer's ApiVersions
+// ApiVersionsResponse is what kraftd's server answers a peer's ApiVersions
 // with, as far as the quorum reads it: the supported features.
-func apiVersionsResponse(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
+func ApiVersionsResponse(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
 	for _, f := range controller.SupportedFeatures {
 		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.Name, MinVersion: f.Min, MaxVersion: f.Max})

@@ -340,6 +340,9 @@ func (c *checker) afterProcess(n *simNode) error {
 		if n.view.role != quorum.RoleLeader && c.maxHW > 0 && !c.holds(n, c.maxHW, c.maxHWChain) {
 			return fmt.Errorf("leader completeness violated: new leader n%d of epoch %d lacks committed offset %d", n.id, st.Epoch, c.maxHW)
 		}
+		if err := oneUncommittedVoterChange(n, st); err != nil {
+			return err
+		}
 	}
 	n.view.role, n.view.epoch = st.Role, st.Epoch
 	return c.highWatermark(n, st.HighWatermark)
