@@ -174,12 +174,6 @@ func (n *Node) publishStatus() {
 	n.announceVoters(st.Voters)
 }
 
-// Endpoints is a Transport that must be told where voters listen: the node
-// tells it each voter set the quorum core acts on, as the set changes.
-type Endpoints interface {
-	SetEndpoints(id int32, endpoints []quorum.Endpoint)
-}
-
 // announceVoters tells the transport the endpoints of a voter set it has
 // not seen yet.
 func (n *Node) announceVoters(set quorum.VoterSet) {

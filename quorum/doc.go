@@ -70,6 +70,12 @@
 // process for dead and pre-votes without waiting out the fetch timeout. Late
 // and duplicate responses are dropped by ReqID, role and epoch.
 //
+// A leader adding a voter asks it for ApiVersions (the shell answers those,
+// not the core); such a request carries Message.Endpoint, where the voter
+// listens, since the shell knows only voters' addresses. A voting follower
+// sends its leader UpdateRaftVoter when the voter set names it otherwise
+// than it is (reconfig.go).
+//
 // Requests go out at the newest version the core speaks (Fetch 18, Vote 2,
 // BeginQuorumEpoch 1, EndQuorumEpoch 1, FetchSnapshot 1), capped by
 // Config.PeerVersions, which the shell fills from the peer's ApiVersions. A
