@@ -318,10 +318,10 @@ func (n *Node) checkUpdateVoter(req *kmsg.UpdateRaftVoterRequest) int16 {
 }
 
 // updateVoterPeriod is how often a follower considers sending its leader
-// UpdateRaftVoter: twice the fetch timeout, as Apache's FollowerState (4.1
-// waited one fetch timeout), so a few fetches come first and the leader's
-// ApiVersions to a voter being added is not crowded out.
-func (n *Node) updateVoterPeriod() int64 { return 2 * n.cfg.FetchTimeoutMs }
+// UpdateRaftVoter: one fetch timeout, as Apache's FollowerState in every
+// release from 4.1 to 4.4 (trunk doubles it, and has the leader check the
+// new endpoint with ApiVersions first).
+func (n *Node) updateVoterPeriod() int64 { return n.cfg.FetchTimeoutMs }
 
 // maybeSendUpdateVoter tells the leader this voter's listeners and
 // kraft.version range when the leader needs them, as an Apache follower
