@@ -333,7 +333,14 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		p := resp.Topics[0].Partitions[0]
 		// VoteResponse does not say whether it answers a pre-vote: match it
 		// to the role and epoch we asked in.
-		return !n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
+		current := n.sentInThisState(out)
+		if n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch) {
+			// A refusal such as INVALID_VOTER_KEY (the voter was
+			// formatted anew) is not asked again at once.
+			n.backoffUnlessMoved(m.From, p.ErrorCode, out)
+			return false
+		}
+		return current
 	case *kmsg.BeginQuorumEpochResponse:
 		if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
 			p := resp.Topics[0].Partitions[0]

@@ -44,17 +44,35 @@ func errorMessage(m *string) string {
 }
 
 // voterKey is the id and directory id of the command's voter argument:
-// `dir=zero` names no directory, `dir=other` another directory of the id.
+// `dir=zero` names no directory, `dir=other` another directory of the id,
+// `dir=N` the one it has after its N-th reformat.
 func voterKey(c testCmd) (int32, [16]byte) {
 	id, _ := strconv.Atoi(c.args[1])
 	dir := nodetest.DirectoryID(int32(id))
-	switch c.arg("dir", "") {
+	switch d := c.arg("dir", ""); d {
+	case "":
 	case "zero":
 		dir = [16]byte{}
 	case "other":
 		dir[1] = 0xff
+	default:
+		formats, _ := strconv.Atoi(d)
+		dir = nodetest.ReformattedDirectoryID(int32(id), formats)
 	}
 	return int32(id), dir
+}
+
+// reformat replaces a node's disk with a freshly formatted one under a new
+// directory id and starts it: the same node id, another replica.
+// Example: reformat 3
+func (e *interactionEnv) reformat(t *testing.T, c testCmd) {
+	n := e.node(c)
+	delete(e.conns.refusing, n.ID())
+	if err := n.Reformat(); err != nil {
+		t.Fatal(err)
+	}
+	e.nodes[n.ID()] = e.track(n.Node)
+	e.printStatus()
 }
 
 // addVoter sends AddRaftVoter for a voter to a node, then stabilizes.

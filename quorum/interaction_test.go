@@ -125,6 +125,7 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		"remove-voter": e.removeVoter,
 		"update-voter": e.updateVoter,
 		"voters":       e.printVoters,
+		"reformat":     e.reformat,
 	}
 	h, ok := handlers[c.name]
 	if !ok {

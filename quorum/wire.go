@@ -55,6 +55,15 @@ func (n *Node) version(peer int32, key int16) int16 {
 	return v
 }
 
+// voterDir is the directory id the voter set knows voter id by, zero when
+// none (a static set): Vote and BeginQuorumEpoch name it, as Apache's do,
+// so that a node of that id formatted anew (another directory, its vote
+// lost with its quorum-state) refuses with INVALID_VOTER_KEY.
+func (n *Node) voterDir(id int32) [16]byte {
+	v, _ := n.voterSet.Get(id)
+	return v.DirectoryID
+}
+
 func (n *Node) clusterIDPtr() *string {
 	s := n.cfg.ClusterID
 	return &s
@@ -74,6 +83,7 @@ func (n *Node) buildVoteRequest(to int32, preVote bool) *kmsg.VoteRequest {
 	p.CandidateEpoch = n.epoch
 	p.CandidateID = n.id
 	p.CandidateDirectoryID = n.cfg.DirectoryID
+	p.VoterDirectoryID = n.voterDir(to)
 	p.LastOffsetEpoch = n.lastEpoch
 	p.LastOffset = n.endOffset
 	p.PreVote = preVote
@@ -110,6 +120,7 @@ func (n *Node) buildBeginQuorumRequest(to int32) *kmsg.BeginQuorumEpochRequest {
 	req.ClusterID = n.clusterIDPtr()
 	req.VoterID = to
 	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
+	p.VoterDirectoryID = n.voterDir(to)
 	p.LeaderID = n.id
 	p.LeaderEpoch = n.epoch
 	t := kmsg.NewBeginQuorumEpochRequestTopic()
@@ -147,7 +158,7 @@ func (n *Node) buildEndQuorumRequest(to int32, preferred []int32) *kmsg.EndQuoru
 		if req.Version == 0 {
 			p.PreferredSuccessors = append(p.PreferredSuccessors, id)
 		} else {
-			p.PreferredCandidates = append(p.PreferredCandidates, kmsg.EndQuorumEpochRequestTopicPartitionPreferredCandidate{CandidateID: id})
+			p.PreferredCandidates = append(p.PreferredCandidates, kmsg.EndQuorumEpochRequestTopicPartitionPreferredCandidate{CandidateID: id, CandidateDirectoryID: n.voterDir(id)})
 		}
 	}
 	t := kmsg.NewEndQuorumEpochRequestTopic()

@@ -100,7 +100,9 @@ type Node struct {
 	fs     *storage.MemFS
 	crashR *rand.Rand
 	incarn uint64
-	now    int64 // the clock, in ms since the epoch
+	// formats counts the Reformats: the directory id changes with each.
+	formats int
+	now     int64 // the clock, in ms since the epoch
 
 	disk *node.Disk
 	node *node.Node
@@ -145,16 +147,25 @@ func FormatDynamic(fsys storage.FS, dir, clusterID string, id int32, features []
 }
 
 // DirectoryID is the directory.id a harness node of id is formatted with.
-func DirectoryID(id int32) [16]byte {
+func DirectoryID(id int32) [16]byte { return ReformattedDirectoryID(id, 0) }
+
+// ReformattedDirectoryID is the directory.id node id has after its
+// formats-th Reformat.
+func ReformattedDirectoryID(id int32, formats int) [16]byte {
 	var dirID [16]byte
-	dirID[0], dirID[14], dirID[15] = 0x6e, byte(id>>8), byte(id) // never a reserved id
+	dirID[0], dirID[1], dirID[14], dirID[15] = 0x6e, byte(formats), byte(id>>8), byte(id) // never a reserved id
 	return dirID
 }
 
 // format is Format, and with initial voters also the initial voter set of
 // a dynamic quorum in the bootstrap snapshot.
 func format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
-	meta := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: id, DirectoryID: uuid.UUID(DirectoryID(id))}
+	return formatDir(fsys, dir, clusterID, id, DirectoryID(id), features, initial)
+}
+
+// formatDir is format with the directory id given.
+func formatDir(fsys storage.FS, dir, clusterID string, id int32, dirID [16]byte, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	meta := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: id, DirectoryID: uuid.UUID(dirID)}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -382,6 +393,23 @@ func (h *Node) Crash() {
 // too, as its process would.
 func (h *Node) Restart() error {
 	_ = h.Close() // the error is the fatal one, or the old disk's
+	return h.start()
+}
+
+// Reformat stops the node, replaces its disk with a freshly formatted one
+// under a new directory id (ReformattedDirectoryID), as a disk replaced
+// and formatted again with the same configuration, and starts it.
+func (h *Node) Reformat() error {
+	_ = h.Close()
+	h.formats++
+	h.fs = storage.NewMemFS()
+	initial := h.cfg.InitialVoters
+	if h.cfg.Standalone {
+		initial = map[int32][]quorum.Endpoint{h.cfg.ID: {StandaloneEndpoint}}
+	}
+	if err := formatDir(h.fs, Dir, h.cfg.ClusterID, h.cfg.ID, ReformattedDirectoryID(h.cfg.ID, h.formats), h.cfg.Features, initial); err != nil {
+		return err
+	}
 	return h.start()
 }
 
