@@ -44,10 +44,19 @@ func stepFollower(n *Node, m Message, out outRequest) {
 }
 
 // tickFollower starts a pre-vote when a voter has not heard from its
-// leader within the fetch timeout.
+// leader within the fetch timeout. An observer then stops counting its
+// leader as live, as a voter's pre-vote does: it grants pre-votes again.
+// Under KIP-853 an observer may be a voter in the others' newer set, and
+// refusing every pre-vote for a leader it lost (Apache's observers do,
+// until they find a new one) can leave that set without a majority.
 func tickFollower(n *Node) {
-	if n.now >= n.fetchDeadline && n.isVoter {
+	if n.now < n.fetchDeadline {
+		return
+	}
+	if n.isVoter {
 		n.becomeProspective()
+	} else {
+		n.hasFetchedFromLeader = false
 	}
 }
 

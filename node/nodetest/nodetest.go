@@ -146,6 +146,13 @@ func FormatDynamic(fsys storage.FS, dir, clusterID string, id int32, features []
 	return format(fsys, dir, clusterID, id, features, initial)
 }
 
+// FormatDynamicAs is FormatDynamic with the node's directory id given (a
+// disk formatted again: ReformattedDirectoryID); the initial voters keep
+// their first ones.
+func FormatDynamicAs(fsys storage.FS, dir, clusterID string, id int32, dirID [16]byte, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	return formatDir(fsys, dir, clusterID, id, dirID, features, initial)
+}
+
 // DirectoryID is the directory.id a harness node of id is formatted with.
 func DirectoryID(id int32) [16]byte { return ReformattedDirectoryID(id, 0) }
 

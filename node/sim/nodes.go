@@ -25,11 +25,14 @@ type simNode struct {
 	s     *Sim
 	id    int32
 	voter bool
-	fs    *storage.MemFS
-	disk  *node.Disk
-	node  *node.Node
-	ctl   *controller.Controller
-	core  *controller.Core
+	// formats counts the times its disk was replaced and formatted again
+	// (a new directory id each time, reformat).
+	formats int
+	fs      *storage.MemFS
+	disk    *node.Disk
+	node    *node.Node
+	ctl     *controller.Controller
+	core    *controller.Core
 	// proposals are the core's, waiting to be handed to the runtime.
 	proposals []*node.Proposal
 	up        bool
@@ -51,7 +54,7 @@ type simNode struct {
 func (s *Sim) format(n *simNode) {
 	var err error
 	if s.faults.Dynamic {
-		err = nodetest.FormatDynamic(n.fs, metaDir, simClusterID, n.id, nil, s.voters)
+		err = nodetest.FormatDynamicAs(n.fs, metaDir, simClusterID, n.id, n.dir(), nil, s.voters)
 	} else {
 		err = nodetest.Format(n.fs, metaDir, simClusterID, n.id, nil)
 	}
@@ -59,6 +62,9 @@ func (s *Sim) format(n *simNode) {
 		panic(err) // a fresh MemFS always takes it
 	}
 }
+
+// dir is the node's directory id, as its disk was last formatted.
+func (n *simNode) dir() [16]byte { return nodetest.ReformattedDirectoryID(n.id, n.formats) }
 
 // endpoint is node id's controller listener.
 func endpoint(id int32) quorum.Endpoint {

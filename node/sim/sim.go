@@ -63,6 +63,9 @@ type Faults struct {
 	// step, the chance of an AddRaftVoter or RemoveRaftVoter at a leader.
 	Dynamic      bool
 	ReconfigProb float64
+	// ReformatProb is, per down node per step in a dynamic quorum, the
+	// chance its disk is replaced and formatted again (a new directory id).
+	ReformatProb float64
 }
 
 // Options configure one run.
@@ -118,7 +121,7 @@ func DrawFaults(r *rand.Rand) Faults {
 	}
 	// Drawn last, so the knobs above stay what they were for each seed.
 	if r.IntN(2) == 0 && f.OldPeer < 0 {
-		f.Dynamic, f.ReconfigProb = true, r.Float64()*0.02
+		f.Dynamic, f.ReconfigProb, f.ReformatProb = true, r.Float64()*0.02, r.Float64()*0.01
 	}
 	return f
 }
@@ -317,6 +320,9 @@ func (s *Sim) injectFaults() error {
 		}
 	}
 	for _, n := range s.nodes {
+		if f.Dynamic && !n.up && s.rand.Float64() < f.ReformatProb && s.mayReformat(n) {
+			s.reformat(n)
+		}
 		switch {
 		case n.up && s.rand.Float64() < f.CrashProb:
 			s.crash(n)
