@@ -95,7 +95,8 @@
 // QuorumState: randomized election timeout in [T, 2T); pre-vote before
 // every election; a pre-vote moves no receiver, whatever its epoch (where
 // Apache's moves to it); a follower that has fetched from a live leader
-// refuses pre-votes, until it finds its leader's process gone; no epoch above math.MaxInt32-1 is taken from a peer,
+// refuses pre-votes, until it finds its leader's process gone (an observer
+// also once its fetch timeout passes: it may be a voter in a newer set); no epoch above math.MaxInt32-1 is taken from a peer,
 // and no node stands past math.MaxInt32 (maxEpoch); a rejected candidate waits out its timeout and pre-votes again;
 // a leader resigns when a majority of voters has not fetched within 1.5
 // fetch timeouts (check-quorum) or on Resign, sending EndQuorumEpoch with
