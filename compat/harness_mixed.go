@@ -39,6 +39,7 @@ type MixedMember struct {
 	Apache *ApacheNode // Kind == KindApache
 	conf   string      // kraftd's properties file
 	proc   *Process    // kraftd's process
+	race   bool        // kraftd runs the race-detector build
 	t      testing.TB
 }
 
@@ -66,7 +67,11 @@ func (m *MixedMember) Start(t testing.TB) {
 		return
 	}
 	if m.proc == nil {
-		m.proc = NewProcess(t, fmt.Sprintf("kraftd-node%d", m.ID), KraftdBinary(t),
+		bin := KraftdBinary(t)
+		if m.race {
+			bin = KraftdRaceBinary(t)
+		}
+		m.proc = NewProcess(t, fmt.Sprintf("kraftd-node%d", m.ID), bin,
 			"--log-format", "json", "--log-level", "debug", "start", "--config", m.conf)
 	}
 	m.proc.Start()
@@ -90,6 +95,8 @@ type MixedOptions struct {
 	ApacheProps map[string]string
 	// KraftdProps are extra entries for the kraftd members only.
 	KraftdProps map[string]string
+	// KraftdRace runs the kraftd members from the race-detector build.
+	KraftdRace bool
 }
 
 // NewMixedStaticQuorum writes the configurations of a static quorum
@@ -107,7 +114,7 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 	clusterID := NewUUID()
 	members := make([]*MixedMember, len(opts.Kinds))
 	for i, kind := range opts.Kinds {
-		m := &MixedMember{ID: int32(i + 1), Kind: kind, Port: ports[i], t: t}
+		m := &MixedMember{ID: int32(i + 1), Kind: kind, Port: ports[i], t: t, race: opts.KraftdRace}
 		props := map[string]string{"controller.quorum.voters": strings.Join(voters, ",")}
 		for k, v := range opts.Props {
 			props[k] = v

@@ -42,12 +42,16 @@ type Conn struct {
 	corr int32
 }
 
-// Dial connects to addr (a 127.0.0.1 address).
+// Dial connects to addr (a 127.0.0.1 address), over TLS when the test
+// called UseTLS for it.
 func Dial(ctx context.Context, addr string) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, errorf("dial %s: %w", addr, err)
+	}
+	if nc, err = secureConn(ctx, addr, nc); err != nil {
+		return nil, err
 	}
 	return &Conn{nc: nc}, nil
 }

@@ -73,7 +73,11 @@ func CreateTopicsDirect(ctx context.Context, locator *ControllerLocator, names [
 						connAddr = addr
 					}
 					began := time.Now()
-					code, msg, err := createTopic(ctx, conn, name, partitions, rf)
+					answer, err := CreateTopic1(ctx, conn, name, partitions, rf)
+					code, msg := answer.ErrorCode, ""
+					if answer.ErrorMessage != nil {
+						msg = *answer.ErrorMessage
+					}
 					took := time.Since(began)
 					retry := err != nil || code == kerr.NotController.Code
 					// A retried request may find the topic made by the try
@@ -124,7 +128,9 @@ feed:
 	return load, firstErr
 }
 
-func createTopic(ctx context.Context, conn *Conn, name string, partitions int32, rf int16) (int16, string, error) {
+// CreateTopic1 sends CreateTopics v7 for one topic on conn and returns that
+// topic's answer (its error code, and its id when created).
+func CreateTopic1(ctx context.Context, conn *Conn, name string, partitions int32, rf int16) (kmsg.CreateTopicsResponseTopic, error) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.SetVersion(7)
 	req.TimeoutMillis = 30000
@@ -135,17 +141,13 @@ func createTopic(ctx context.Context, conn *Conn, name string, partitions int32,
 	defer cancel()
 	r, err := conn.Request(rctx, req)
 	if err != nil {
-		return 0, "", err
+		return kmsg.CreateTopicsResponseTopic{}, err
 	}
 	resp := r.(*kmsg.CreateTopicsResponse)
 	if len(resp.Topics) != 1 {
-		return 0, "", errorf("CreateTopics answered %d topics for 1", len(resp.Topics))
+		return kmsg.CreateTopicsResponseTopic{}, errorf("CreateTopics answered %d topics for 1", len(resp.Topics))
 	}
-	msg := ""
-	if m := resp.Topics[0].ErrorMessage; m != nil {
-		msg = *m
-	}
-	return resp.Topics[0].ErrorCode, msg, nil
+	return resp.Topics[0], nil
 }
 
 // userHZ is the unit of utime and stime in /proc/<pid>/stat. Linux fixes it

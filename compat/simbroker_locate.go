@@ -13,6 +13,7 @@ import (
 // DescribeQuorum, not one per broker.
 type ControllerLocator struct {
 	voters map[int32]string // node id -> CONTROLLER address
+	poll   time.Duration    // pause between rounds of DescribeQuorum
 
 	mu     sync.Mutex
 	addr   string // "" until found, or after Invalidate
@@ -22,7 +23,15 @@ type ControllerLocator struct {
 
 // NewControllerLocator returns a locator over a static voter set.
 func NewControllerLocator(voters map[int32]string) *ControllerLocator {
-	return &ControllerLocator{voters: voters, leader: -1}
+	return &ControllerLocator{voters: voters, leader: -1, poll: PollInterval}
+}
+
+// PollEvery sets the pause between rounds of DescribeQuorum while no voter
+// names a leader. The failover measurements poll every few milliseconds so
+// that the locator's pause does not hide how fast a new leader came.
+func (l *ControllerLocator) PollEvery(d time.Duration) *ControllerLocator {
+	l.poll = d
+	return l
 }
 
 // Leader returns the active controller's address and leader epoch, asking
@@ -49,7 +58,7 @@ func (l *ControllerLocator) Leader(ctx context.Context) (addr string, epoch int3
 		select {
 		case <-ctx.Done():
 			return "", 0, ctx.Err()
-		case <-time.After(PollInterval):
+		case <-time.After(l.poll):
 		}
 	}
 	return l.addr, l.epoch, nil

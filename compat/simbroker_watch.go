@@ -82,6 +82,10 @@ func (w *MetadataWatcher) Run(ctx context.Context) {
 					p.ErrorCode != kerr.UnknownLeaderEpoch.Code && p.ErrorCode != kerr.NotController.Code {
 					time.Sleep(PollInterval) // not a leadership question: do not spin
 				}
+				// Ask the voters again: the same node may lead a later epoch
+				// (a fetch in the old one is fenced for good), which the
+				// brokers' heartbeats, answered by that node, never reveal.
+				w.locator.Invalidate(addr)
 				break
 			}
 			switch {

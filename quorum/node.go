@@ -54,6 +54,10 @@ type Node struct {
 	// Nominee (Prospective/Candidate) election state.
 	granted  map[int32]bool
 	rejected map[int32]bool
+	// reaskRejected: this pre-vote began because the leader's process was
+	// found gone, so a voter that refused it is asked again (see
+	// stepNominee).
+	reaskRejected bool
 
 	// lead is the leader's state, nil in every other role.
 	lead *leaderState

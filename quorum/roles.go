@@ -64,7 +64,7 @@ func (n *Node) leaveRole() {
 		n.proposals = nil // a leader's unflushed proposals die with it
 		n.reloadLogEndWithPending()
 	}
-	n.granted, n.rejected = nil, nil
+	n.granted, n.rejected, n.reaskRejected = nil, nil, false
 	n.unacked, n.preferred = nil, nil
 	n.reqs.leaveRole()
 	n.snap = nil
@@ -103,9 +103,11 @@ func (n *Node) becomeProspective() {
 		return
 	}
 	leader := n.leaderID
+	leaderGone := n.role == RoleFollower && n.leaderGoneCount >= 2
 	n.leaveRole()
 	n.role, n.leaderID = RoleProspective, leader
 	n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
+	n.reaskRejected = leaderGone
 	n.electionDeadline = n.randomElectionDeadline()
 	n.maybeWinElection()
 }

@@ -104,6 +104,8 @@ const goneStaggerMs = 50
 // the leader in this role takes this shortcut, once: after a lost pre-vote
 // it is a new follower that has not fetched, so a leader that is alive but
 // unreachable from one follower costs one refused pre-vote, not a stream.
+// The pre-vote it starts asks a refusing voter again (reaskRejected): that
+// voter may only not have seen its own fetch fail yet.
 func (n *Node) noteLeaderGone(out outRequest) bool {
 	if n.role != RoleFollower || out.to != n.leaderID || !n.sentInThisState(out) ||
 		(out.key != keyFetch && out.key != keyFetchSnapshot) {

@@ -51,12 +51,24 @@ func stepNominee(n *Node, m Message, out outRequest) {
 	}
 	if resp.Topics[0].Partitions[0].VoteGranted {
 		n.granted[m.From] = true
+		delete(n.rejected, m.From)
 		n.maybeWinElection()
 		return
 	}
 	n.rejected[m.From] = true
 	if n.role == RoleProspective && n.electionLost() {
 		n.prospectiveLost()
+		return
+	}
+	if n.reaskRejected {
+		// The leader's process is gone, but the voter that refused may
+		// not have found out yet: its parked fetch fails a moment later
+		// than ours. A pre-vote changes nothing on its receiver, so ask
+		// again after the retry backoff rather than sit out the election
+		// timeout with a majority that will not come. The backoff is
+		// shorter than goneStaggerMs, so the ask lands while that voter
+		// waits its stagger and grants, before it stands itself.
+		n.backoff(m.From)
 	}
 	// A rejected Candidate waits out its election timeout, then pre-votes.
 }
@@ -92,7 +104,7 @@ func (n *Node) sendVotes() {
 	}
 	preVote := n.role == RoleProspective
 	for _, v := range n.voters {
-		if v == n.id || n.granted[v] || n.rejected[v] || !n.canSend(v, keyVote) {
+		if v == n.id || n.granted[v] || (n.rejected[v] && !n.reaskRejected) || !n.canSend(v, keyVote) {
 			continue
 		}
 		if preVote && n.version(v, keyVote) < 2 {

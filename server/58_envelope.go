@@ -39,12 +39,6 @@ var forwardable = map[int16]bool{
 	67: true, 80: true, 81: true,
 }
 
-// Principal is a forwarded client principal.
-type Principal struct {
-	Type, Name         string
-	TokenAuthenticated bool
-}
-
 // decodePrincipal reads KafkaPrincipalSerde's encoding.
 func decodePrincipal(b []byte) (Principal, error) {
 	r := kbin.Reader{Src: b}
@@ -68,7 +62,8 @@ func decodePrincipal(b []byte) (Principal, error) {
 func (s *Server) handleEnvelope(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.EnvelopeRequest)
 	resp := req.ResponseKind().(*kmsg.EnvelopeResponse)
-	if _, err := decodePrincipal(req.RequestPrincipal); err != nil {
+	forwarded, err := decodePrincipal(req.RequestPrincipal)
+	if err != nil {
 		resp.ErrorCode = kerr.PrincipalDeserializationFailure.Code
 		return resp, nil
 	}
@@ -86,7 +81,8 @@ func (s *Server) handleEnvelope(r *Request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		return resp, nil
 	}
-	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Ctx: r.Ctx}
+	// The inner request speaks for the broker's client, not the broker.
+	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Principal: forwarded, Ctx: r.Ctx}
 	inner.Body.SetVersion(h.Version)
 	if err := inner.Body.ReadFrom(body); err != nil {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rs/zerolog"
+
 	"github.com/kraftd/kraftd/quorum"
 )
 
@@ -80,8 +82,56 @@ type Config struct {
 	AutoLeaderRebalance      bool  // auto.leader.rebalance.enable
 	LeaderImbalanceCheckS    int   // leader.imbalance.check.interval.seconds
 
+	// ListenerProtocols is listener.security.protocol.map for the
+	// configured listeners: PLAINTEXT or SSL.
+	ListenerProtocols map[string]string
+	// TLS holds each SSL listener's ssl.* settings; LoadTLS reads their
+	// stores.
+	TLS         map[string]*TLSSettings
+	tlsMaterial map[string]*tlsMaterial
+
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
+}
+
+// sslListeners names the listeners mapped to SSL, in listener order.
+func (c *Config) sslListeners() []string {
+	var out []string
+	for _, l := range c.Listeners {
+		if c.ListenerProtocols[l.Name] == "SSL" {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}
+
+// LoadTLS reads the keystore and truststore of every SSL listener, so
+// that a missing or unreadable store stops start-up naming its key (a
+// *ConfigError) before anything is served. log receives, from then on,
+// which certificate each listener serves.
+func (c *Config) LoadTLS(log zerolog.Logger) error {
+	c.tlsMaterial = map[string]*tlsMaterial{}
+	for _, name := range c.sslListeners() {
+		m, err := newTLSMaterial(c.TLS[name], log)
+		if err != nil {
+			return err
+		}
+		c.tlsMaterial[name] = m
+	}
+	return nil
+}
+
+// listenerTLS is an SSL listener's loaded material; ok is false for a
+// PLAINTEXT listener. An SSL listener whose stores were never loaded is
+// an error, never a plaintext fallback.
+func (c *Config) listenerTLS(name string) (m *tlsMaterial, ok bool, err error) {
+	if c.ListenerProtocols[name] != "SSL" {
+		return nil, false, nil
+	}
+	if m = c.tlsMaterial[name]; m == nil {
+		return nil, true, fmt.Errorf("listener %s is SSL, but its keystore was not loaded (Config.LoadTLS)", name)
+	}
+	return m, true, nil
 }
 
 // StaticVoters is controller.quorum.voters as the quorum core names voters:
@@ -113,9 +163,6 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if roles := p.str("process.roles", ""); roles != "controller" {
 		return nil, p.fail("process.roles", fmt.Errorf("%q: kraftd runs only as a controller (process.roles=controller)", roles))
 	}
-	if err := refuseSecurity(props); err != nil {
-		return nil, err
-	}
 	c.NodeID = p.int32Req("node.id", 0)
 	c.Voters = p.voters("controller.quorum.voters")
 	c.BootstrapServers = p.list("controller.quorum.bootstrap.servers")
@@ -133,7 +180,19 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if len(c.AdvertisedListeners) == 0 {
 		c.AdvertisedListeners = c.Listeners
 	}
-	p.securityProtocols(c.ControllerListenerName, c.Listeners)
+	c.ListenerProtocols = p.securityProtocols(c.ControllerListenerName, c.Listeners)
+	if p.err != nil {
+		return nil, p.err
+	}
+	if err := refuseSecurity(props, c.sslListeners()); err != nil {
+		return nil, err
+	}
+	for _, name := range c.sslListeners() {
+		if c.TLS == nil {
+			c.TLS = map[string]*TLSSettings{}
+		}
+		c.TLS[name] = p.tlsSettings(name)
+	}
 	for _, name := range c.ControllerListenerName {
 		if !slices.ContainsFunc(c.Listeners, func(e Endpoint) bool { return e.Name == name }) {
 			p.setErr("listeners", fmt.Errorf("has no listener named %s from controller.listener.names", name))
@@ -349,10 +408,10 @@ func (p *parser) endpoints(key string) []Endpoint {
 	return out
 }
 
-// securityProtocols checks listener.security.protocol.map. Apache maps a
-// controller listener missing from a defaulted map to PLAINTEXT; only
-// PLAINTEXT is served for now.
-func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoint) {
+// securityProtocols reads listener.security.protocol.map for the
+// listeners. Apache maps a controller listener missing from a defaulted
+// map to PLAINTEXT. PLAINTEXT and SSL are served; SASL is not yet.
+func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoint) map[string]string {
 	const key = "listener.security.protocol.map"
 	m := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
 	explicit := p.str(key, "") != ""
@@ -362,7 +421,7 @@ func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoin
 			name, proto, ok := strings.Cut(s, ":")
 			if !ok {
 				p.setErr(key, fmt.Errorf("%q is not NAME:PROTOCOL", s))
-				return
+				return nil
 			}
 			m[strings.ToUpper(strings.TrimSpace(name))] = strings.ToUpper(strings.TrimSpace(proto))
 		}
@@ -373,15 +432,20 @@ func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoin
 			}
 		}
 	}
+	out := map[string]string{}
 	for _, l := range listeners {
 		proto, ok := m[l.Name]
 		switch {
 		case !ok:
 			p.setErr(key, fmt.Errorf("has no security protocol for listener %s", l.Name))
-		case proto != "PLAINTEXT":
-			p.setErr(key, fmt.Errorf("listener %s uses %s; kraftd serves only PLAINTEXT so far", l.Name, proto))
+		case proto == "SASL_PLAINTEXT" || proto == "SASL_SSL":
+			p.setErr(key, fmt.Errorf("listener %s uses %s; kraftd serves PLAINTEXT and SSL, not SASL yet", l.Name, proto))
+		case proto != "PLAINTEXT" && proto != "SSL":
+			p.setErr(key, fmt.Errorf("listener %s uses %s, which is no security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)", l.Name, proto))
 		}
+		out[l.Name] = proto
 	}
+	return out
 }
 
 func splitHostPort(s string) (string, uint16, error) {

@@ -2,14 +2,22 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
 
 // errMoreSecurity is why a security key stops start-up. The key's value is
 // never repeated: many of these keys hold passwords or JAAS secrets.
-var errMoreSecurity = errors.New("asks for TLS, SASL or authorization, which kraftd does not provide yet " +
-	"(it serves PLAINTEXT to everyone); remove the key, or run an Apache controller until kraftd supports it")
+var errMoreSecurity = errors.New("asks for SASL, authorization or a TLS setting kraftd does not honour " +
+	"(it serves PLAINTEXT, and SSL with the ssl.* keys its README lists, to every principal); " +
+	"remove the key, or run an Apache controller until kraftd supports it")
+
+// errNoSSLListener is why an honoured ssl.* key stops start-up when no
+// listener it could apply to is SSL: asking for TLS and getting plaintext
+// must not pass quietly.
+var errNoSSLListener = errors.New("is a TLS setting, but no listener it applies to is mapped to SSL " +
+	"in listener.security.protocol.map; remove the key or map the listener to SSL")
 
 // defaultPrincipalBuilder is Apache's default principal.builder.class; on
 // a PLAINTEXT listener it makes every client ANONYMOUS, as kraftd does.
@@ -22,19 +30,63 @@ const defaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.
 // controller by accident. A key whose value asks for nothing beyond
 // plaintext (empty, allow.everyone.if.no.acl.found=true,
 // ssl.client.auth=none, security.inter.broker.protocol=PLAINTEXT) passes
-// and is warned about as unused.
-func refuseSecurity(props map[string]string) error {
+// and is warned about as unused. The ssl.* keys kraftd honours (tlsKeys)
+// pass when they apply to an SSL listener: at the top level when any
+// listener is SSL, under listener.name.<l>. when l is.
+func refuseSecurity(props map[string]string, sslListeners []string) error {
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if asksForSecurity(k, strings.TrimSpace(props[k])) {
+		v := strings.TrimSpace(props[k])
+		if err := upperCaseListenerPrefix(k); err != nil {
+			return err
+		}
+		if applies, honoured := honouredTLSKey(k, sslListeners); honoured {
+			if !applies && asksForSecurity(k, v) {
+				return &ConfigError{Key: k, Err: errNoSSLListener}
+			}
+			continue
+		}
+		if asksForSecurity(k, v) {
 			return &ConfigError{Key: k, Err: errMoreSecurity}
 		}
 	}
 	return nil
+}
+
+// upperCaseListenerPrefix refuses listener.name.CONTROLLER.ssl.*: Apache
+// reads only the lower-case prefix and would ignore the key, so the
+// setting would silently not apply.
+func upperCaseListenerPrefix(key string) error {
+	rest, ok := strings.CutPrefix(key, "listener.name.")
+	if !ok {
+		return nil
+	}
+	listener, sub, ok := strings.Cut(rest, ".")
+	if !ok || listener == strings.ToLower(listener) || !(strings.HasPrefix(sub, "ssl.") || strings.Contains(sub, "sasl.")) {
+		return nil
+	}
+	return &ConfigError{Key: key, Err: fmt.Errorf("names the listener in upper case; Apache (and kraftd) read listener.name.%s.%s", strings.ToLower(listener), sub)}
+}
+
+// honouredTLSKey reports whether key is one of tlsKeys, at the top level
+// or under a listener prefix, and whether an SSL listener uses it.
+func honouredTLSKey(key string, sslListeners []string) (applies, honoured bool) {
+	if slices.Contains(tlsKeys, key) {
+		return len(sslListeners) > 0, true
+	}
+	rest, ok := strings.CutPrefix(key, "listener.name.")
+	if !ok {
+		return false, false
+	}
+	listener, sub, ok := strings.Cut(rest, ".")
+	if !ok || !slices.Contains(tlsKeys, sub) {
+		return false, false
+	}
+	return slices.Contains(sslListeners, strings.ToUpper(listener)), true
 }
 
 func asksForSecurity(key, value string) bool {

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +24,9 @@ type Request struct {
 	Body     kmsg.Request
 	Listener string
 	Remote   net.Addr
+	// Principal is who the connection proved to be: the mapped
+	// certificate DN on mutual TLS, else ANONYMOUS.
+	Principal Principal
 	// Ctx is cancelled when the connection closes or the server stops, so a
 	// waiting handler (a parked Fetch) can give up.
 	Ctx context.Context
@@ -30,9 +34,9 @@ type Request struct {
 
 // serveConn runs one connection: the calling goroutine reads and dispatches
 // each request to a goroutine of its own; responses leave in request order.
-func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
+func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, principal Principal) {
 	ctx, cancel := context.WithCancel(ctx)
-	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
+	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Str("principal", principal.String()).Logger()
 	resp := newResponder(c, cancel, s.cfg.QueuedMaxRequests, s.idle())
 	defer func() {
 		// Answer what was asked before the client stopped sending (a
@@ -52,7 +56,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 			return
 		}
 		req, errResp, err := s.decode(frame)
-		s.decoding.release(int64(len(frame)))
+		s.decoding.release(len(frame))
 		if err != nil {
 			logRefused(log, err)
 			p := &pending{close: true}
@@ -77,7 +81,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string) {
 		if !resp.add(ctx, p) {
 			return
 		}
-		req.Listener, req.Remote, req.Ctx = listener, c.RemoteAddr(), ctx
+		req.Listener, req.Remote, req.Principal, req.Ctx = listener, c.RemoteAddr(), principal, ctx
 		go s.handle(log, req, resp, p)
 	}
 }
@@ -109,12 +113,21 @@ func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, res
 	if err != nil {
 		return nil, err
 	}
-	if !s.decoding.acquire(ctx, int64(n)) {
+	if n > smallRequestMax {
+		key, err := r.Peek(2)
+		if err != nil {
+			return nil, err
+		}
+		if k := int16(binary.BigEndian.Uint16(key)); !bulkRequests[k] {
+			return nil, &frameTooLarge{key: k, size: n}
+		}
+	}
+	if !s.decoding.acquire(ctx, int(n)) {
 		return nil, ctx.Err()
 	}
 	frame, err := protocol.ReadFrameBody(r, n)
 	if err != nil {
-		s.decoding.release(int64(n))
+		s.decoding.release(int(n))
 		return nil, err
 	}
 	return frame, nil

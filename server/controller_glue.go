@@ -22,13 +22,18 @@ import (
 	"github.com/kraftd/kraftd/quorum"
 )
 
+// securityProtocolIDs are Apache's SecurityProtocol ids, as registration
+// records carry them.
+var securityProtocolIDs = map[string]int16{"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
+
 // attachController gives the controller its log and settings.
 func (n *Node) attachController() {
 	var incarnation [16]byte
 	_, _ = crand.Read(incarnation[:])
 	var listeners []controller.Listener
 	for _, e := range n.cfg.ControllerEndpoints() {
-		listeners = append(listeners, controller.Listener{Name: e.Name, Host: e.Host, Port: e.Port})
+		listeners = append(listeners, controller.Listener{Name: e.Name, Host: e.Host, Port: e.Port,
+			SecurityProtocol: securityProtocolIDs[n.cfg.ListenerProtocols[e.Name]]})
 	}
 	n.ctl.Activate(newNodeQuorum(n), controller.Settings{
 		NodeID:                   n.cfg.NodeID,

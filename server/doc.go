@@ -4,6 +4,12 @@
 // runs the quorum's Ready loop (persist with fsync, then send, then apply,
 // then Advance) and keeps each connection's responses in request order.
 //
+// It owns connection security too: each SSL listener's keystore and
+// truststore (read again when replaced on disk), the TLS handshake that
+// comes before any request is read, the peer client's TLS, and the
+// principal each connection carries (ANONYMOUS, or the mapped DN of a
+// client certificate) for authorization to use.
+//
 // It must never hold consensus or cluster state of its own: that lives in
 // packages quorum and controller. A request that waits (a parked Fetch) must
 // never hold up another connection.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // connLimits counts open connections for max.connections and
@@ -60,11 +62,57 @@ func (l *connLimits) open(remote net.Addr) (release func(), refused string) {
 // much per connection.
 const smallFrame = 64 << 10
 
-// decodeBudget bounds the bytes of request frames held from the moment
-// their size prefix is read until their bodies are decoded
-// (queued.max.request.bytes). A frame larger than what is left waits; one
-// is let through when nothing else is held, so a limit below the largest
-// frame would still make progress (config validation forbids it anyway).
+// decodeFactor is what a frame is charged against the decode budget for
+// each of its bytes: the request kmsg decodes from it can take more memory
+// than the frame, most for long lists of near-empty elements. Measured on
+// the requests kraftd serves (BenchmarkDecodeAmplification), the worst are
+// ElectLeaders at 16x and the config requests at 14x; Fetch is 2x.
+const decodeFactor = 20
+
+// smallRequestMax is the largest frame kraftd reads for a request that
+// carries no list of topics, partitions or resources: a vote, a fetch of
+// the metadata log, a broker's registration or heartbeat is a few hundred
+// bytes. A larger one is refused before its body is read, so only the bulk
+// requests may take socket.request.max.bytes.
+const smallRequestMax = 1 << 20
+
+// bulkRequests are the keys whose requests may be as large as
+// socket.request.max.bytes: admin requests (alone or inside an Envelope)
+// and a broker's AlterPartition or AssignReplicasToDirs, which list as
+// many partitions as the broker holds.
+var bulkRequests = map[int16]bool{
+	19: true, // CreateTopics
+	20: true, // DeleteTopics
+	32: true, // DescribeConfigs
+	33: true, // AlterConfigs
+	37: true, // CreatePartitions
+	43: true, // ElectLeaders
+	44: true, // IncrementalAlterConfigs
+	56: true, // AlterPartition
+	58: true, // Envelope
+	73: true, // AssignReplicasToDirs
+}
+
+// frameTooLarge refuses a frame over smallRequestMax for a key that is
+// not a bulk request.
+type frameTooLarge struct {
+	key  int16
+	size int32
+}
+
+func (e *frameTooLarge) Error() string {
+	return fmt.Sprintf("frame of %d bytes for %s (key %d) exceeds the %d bytes kraftd reads for a request without topic or partition lists",
+		e.size, kmsg.NameForKey(e.key), e.key, smallRequestMax)
+}
+
+// decodeCharge is what a frame of n bytes holds of the decode budget.
+func decodeCharge(n int) int64 { return int64(n) * decodeFactor }
+
+// decodeBudget bounds the memory of requests being read and decoded
+// (queued.max.request.bytes), each frame charged decodeCharge from the
+// moment its size prefix is read until its body is decoded. A frame whose
+// charge does not fit waits; one is let through when nothing else is held,
+// so the largest frame still makes progress, alone.
 type decodeBudget struct {
 	limit int64 // -1: unbounded
 
@@ -80,12 +128,13 @@ func newDecodeBudget(limit int64) *decodeBudget {
 	return b
 }
 
-// acquire takes n bytes, waiting while they do not fit. It returns false,
-// having taken nothing, once ctx is done.
-func (b *decodeBudget) acquire(ctx context.Context, n int64) bool {
+// acquire takes the charge of a frame of n bytes, waiting while it does
+// not fit. It returns false, having taken nothing, once ctx is done.
+func (b *decodeBudget) acquire(ctx context.Context, frame int) bool {
+	n := decodeCharge(frame)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.limit >= 0 && n > smallFrame && b.held > 0 && b.held+n > b.limit {
+	if b.limit >= 0 && frame > smallFrame && b.held > 0 && b.held+n > b.limit {
 		// The waiter is woken by release, or by ctx through this
 		// broadcast; sync.Cond has no other way to wait on a context.
 		stop := context.AfterFunc(ctx, func() {
@@ -106,10 +155,11 @@ func (b *decodeBudget) acquire(ctx context.Context, n int64) bool {
 	return true
 }
 
-func (b *decodeBudget) release(n int64) {
+// release gives back the charge of a frame of n bytes.
+func (b *decodeBudget) release(frame int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.held -= n
+	b.held -= decodeCharge(frame)
 	b.cond.Broadcast()
 }
 

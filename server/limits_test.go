@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -249,5 +250,37 @@ func TestHugeArrayCountIsRefusedWithoutAllocating(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("log lacks %s: %s", missing, line)
 		}
+	}
+}
+
+// A frame over smallRequestMax is refused from its key alone, before its
+// body is read, unless the key is a bulk request; that one is read in full
+// (this one's zero body then fails to decode).
+func TestLargeFramesOnlyForBulkRequests(t *testing.T) {
+	logs := &logBuffer{}
+	_, addr, _ := startServerWith(t, map[string]string{"socket.request.max.bytes": "8388608"}, logs)
+	const size = 2 << 20
+	vote := dial(t, addr)
+	vote.raw(binary.BigEndian.AppendUint32(nil, size))
+	vote.raw([]byte{0, 52, 0, 1}) // Vote v1, and nothing more
+	if !closedByServer(vote, 10*time.Second) {
+		t.Fatal("a 2 MiB Vote frame was waited for")
+	}
+	if !strings.Contains(logs.String(), "frame of 2097152 bytes for Vote (key 52) exceeds the 1048576 bytes") {
+		t.Fatalf("the refusal was not logged as too large for Vote:\n%s", logs.String())
+	}
+	create := dial(t, addr)
+	body := make([]byte, size)
+	binary.BigEndian.PutUint16(body, 19) // CreateTopics v0, zeros after
+	create.raw(binary.BigEndian.AppendUint32(nil, size))
+	create.raw(body)
+	if !closedByServer(create, 10*time.Second) {
+		t.Fatal("a zero CreateTopics body was not refused")
+	}
+	if strings.Contains(logs.String(), "for CreateTopics (key 19) exceeds") {
+		t.Fatal("a 2 MiB CreateTopics frame was refused for its size")
+	}
+	if other := dial(t, addr); !answered(t, other, 1) {
+		t.Fatal("another client was not served after the refusals")
 	}
 }

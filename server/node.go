@@ -77,6 +77,11 @@ type Node struct {
 func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{})}
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
+	if m, isTLS, err := cfg.listenerTLS(cfg.ControllerListenerName[0]); err != nil {
+		return nil, err
+	} else if isTLS {
+		n.peers.UseTLS(m)
+	}
 	var own []quorum.Endpoint
 	for _, e := range cfg.ControllerEndpoints() {
 		own = append(own, quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})

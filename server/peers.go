@@ -41,6 +41,10 @@ type Peers struct {
 	clientID string
 	timeout  time.Duration
 	deliver  func(PeerResult)
+	// tls, when set, is the controller listener's material: peers are
+	// reached with its security protocol, keystore and truststore, as an
+	// Apache controller reaches them.
+	tls *tlsMaterial
 
 	mu    sync.Mutex
 	peers map[int32]*peer
@@ -56,6 +60,9 @@ type peer struct {
 	versions map[int16]protocol.VersionRange
 	vmu      sync.Mutex
 	busy     atomic.Int32 // 1 while a request is in flight
+	// lastTLSFailure is the last handshake failure logged, so a peer
+	// retried every backoff is logged once per distinct reason.
+	lastTLSFailure string
 }
 
 type outbound struct {
@@ -74,6 +81,13 @@ var ErrPeerStale = errors.New("server: request went stale waiting for an unrespo
 // block for long.
 func NewPeers(clientID string, timeout time.Duration, deliver func(PeerResult), log zerolog.Logger) *Peers {
 	return &Peers{log: log, clientID: clientID, timeout: timeout, deliver: deliver, peers: map[int32]*peer{}, done: make(chan struct{})}
+}
+
+// UseTLS makes every later connection a TLS one with m's material.
+func (p *Peers) UseTLS(m *tlsMaterial) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tls = m
 }
 
 // SetAddress sets (or changes) where node id is reached.
@@ -209,6 +223,9 @@ func (p *Peers) connect(pr *peer) (*peerConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c, err = p.secure(pr, c); err != nil {
+		return nil, err
+	}
 	conn := &peerConn{Conn: c, r: bufio.NewReader(c)}
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(4)
@@ -231,6 +248,29 @@ func (p *Peers) connect(pr *peer) (*peerConn, error) {
 	pr.versions = versions
 	pr.vmu.Unlock()
 	return conn, nil
+}
+
+// secure runs the TLS handshake with the peer when the controller
+// listener is SSL; a failure closes the connection and is logged once per
+// distinct reason (wrong CA, expired certificate, host name mismatch).
+func (p *Peers) secure(pr *peer, c net.Conn) (net.Conn, error) {
+	p.mu.Lock()
+	m := p.tls
+	p.mu.Unlock()
+	if m == nil {
+		return c, nil
+	}
+	tc, err := dialTLS(c, m.clientConfig(pr.addr), p.timeout)
+	if err != nil {
+		c.Close()
+		if msg := err.Error(); msg != pr.lastTLSFailure {
+			pr.lastTLSFailure = msg
+			p.log.Warn().Int32("peer", pr.id).Str("addr", pr.addr).Str("reason", msg).Msg("TLS handshake with peer failed; closing connection")
+		}
+		return nil, fmt.Errorf("server: node %d: %w", pr.id, err)
+	}
+	pr.lastTLSFailure = ""
+	return tc, nil
 }
 
 // roundTrip sends req at the highest version both sides serve, not above the

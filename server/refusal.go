@@ -80,6 +80,7 @@ func logRefused(log zerolog.Logger, err error) {
 // client that hangs up between frames is not worth a line.
 func logUnreadable(log zerolog.Logger, err error, maxFrame int32) {
 	var size *protocol.FrameSizeError
+	var tooLarge *frameTooLarge
 	switch {
 	case errors.Is(err, io.EOF):
 	case errors.Is(err, errIdle):
@@ -88,6 +89,8 @@ func logUnreadable(log zerolog.Logger, err error, maxFrame int32) {
 		log.Warn().Str("reason", fmt.Sprintf("frame size %d is negative (%s)", size.Size, size.Hint)).Msg("refused request; closing connection")
 	case errors.As(err, &size):
 		log.Warn().Str("reason", fmt.Sprintf("frame of %d bytes exceeds socket.request.max.bytes %d (%s)", size.Size, maxFrame, size.Hint)).Msg("refused request; closing connection")
+	case errors.As(err, &tooLarge):
+		log.Warn().Str("reason", tooLarge.Error()).Msg("refused request; closing connection")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		log.Warn().Str("reason", "the client closed the connection in the middle of a frame").Msg("closing connection")
 	case errors.Is(err, os.ErrDeadlineExceeded):

@@ -46,6 +46,9 @@ type Server struct {
 
 	conns    *connLimits
 	decoding *decodeBudget
+	// tls holds the material of each SSL listener, by name.
+	tls            map[string]*tlsMaterial
+	handshakeLimit time.Duration // tests shorten the handshake bound
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -87,6 +90,16 @@ func (s *Server) Registry() *protocol.Registry { return s.registry }
 
 // Listen binds every configured listener. It returns once all are bound.
 func (s *Server) Listen() error {
+	s.tls = map[string]*tlsMaterial{}
+	for _, l := range s.cfg.Listeners {
+		m, isTLS, err := s.cfg.listenerTLS(l.Name)
+		if err != nil {
+			return err
+		}
+		if isTLS {
+			s.tls[l.Name] = m
+		}
+	}
 	for _, l := range s.cfg.Listeners {
 		ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
 		if err != nil {
@@ -104,9 +117,16 @@ func (s *Server) serve(ln net.Listener, name string) {
 	s.listeners = append(s.listeners, ln)
 	s.addrs[name] = ln.Addr()
 	s.mu.Unlock()
-	s.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Msg("listening")
+	s.log.Info().Str("listener", name).Str("addr", ln.Addr().String()).Str("security_protocol", s.protocol(name)).Msg("listening")
 	s.wg.Add(1)
 	go s.accept(ln, name)
+}
+
+func (s *Server) protocol(listener string) string {
+	if s.tls[listener] != nil {
+		return "SSL"
+	}
+	return "PLAINTEXT"
 }
 
 // Addr returns the bound address of the named listener (useful with port 0).
@@ -160,7 +180,12 @@ func (s *Server) accept(ln net.Listener, name string) {
 			defer release()
 			stop := context.AfterFunc(s.ctx, func() { c.Close() })
 			defer stop()
-			s.serveConn(s.ctx, c, name)
+			conn, principal, ok := s.secure(s.ctx, c, name)
+			if !ok {
+				c.Close()
+				return
+			}
+			s.serveConn(s.ctx, conn, name, principal)
 		}()
 	}
 }

@@ -67,6 +67,9 @@ func newLogger(c *cli.Context) (zerolog.Logger, error) {
 	if err != nil {
 		return zerolog.Logger{}, cli.Exit(fmt.Sprintf("--log-level: %v", err), 2)
 	}
+	// Milliseconds, as Apache's log4j layout prints them: an election or a
+	// failover is over within a second, and its lines must tell apart.
+	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	var log zerolog.Logger
 	switch format := c.String("log-format"); {
 	case format == "json" || format == "auto" && !isatty.IsTerminal(os.Stderr.Fd()):

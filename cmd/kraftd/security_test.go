@@ -41,3 +41,25 @@ func TestStartRefusesSecurityKeys(t *testing.T) {
 		}
 	}
 }
+
+// An SSL listener whose store does not load stops start-up with exit 2
+// naming the key, before the directory is even looked at; SASL listeners
+// and keys kraftd does not honour stay refused.
+func TestStartRefusesUnloadableTLS(t *testing.T) {
+	bin := kraftdBinary(t)
+	ssl := "controller.quorum.voters=1@127.0.0.1:9093\nlistener.security.protocol.map=CONTROLLER:SSL\n"
+	for key, extra := range map[string]string{
+		"listener.name.controller.ssl.keystore.location": "ssl.keystore.type=PEM\nlistener.name.controller.ssl.keystore.location=/nonexistent/ks.pem\n",
+		"ssl.keystore.location":                          "ssl.truststore.type=PEM\n",
+		"ssl.provider":                                   "ssl.keystore.type=PEM\nssl.keystore.location=/nonexistent/ks.pem\nssl.provider=BC\n",
+	} {
+		out, code := run(t, bin, "start", "--config", writeConfig(t, ssl+extra))
+		if code != 2 || !strings.Contains(out, "config "+key+":") {
+			t.Errorf("%s: exit %d: %s", key, code, out)
+		}
+	}
+	out, code := run(t, bin, "start", "--config", writeConfig(t, "controller.quorum.voters=1@127.0.0.1:9093\nlistener.security.protocol.map=CONTROLLER:SASL_SSL\n"))
+	if code != 2 || !strings.Contains(out, "not SASL yet") {
+		t.Errorf("SASL_SSL: exit %d: %s", code, out)
+	}
+}

@@ -38,6 +38,11 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// Stores are read at start only (format needs none), and a store that
+	// does not load is a configuration error like any other.
+	if err := cfg.LoadTLS(log); err != nil {
+		return cli.Exit(fmt.Sprintf("%s: %v", c.String("config"), err), 2)
+	}
 	overrides := server.DiskOverrides{TruncateCorruptLog: c.Bool("truncate-corrupt-log"), AcceptLostLog: c.Bool("accept-lost-log")}
 	disk, err := server.OpenDiskWith(storage.OSFS{}, cfg, overrides, log)
 	if err != nil {

@@ -1,0 +1,278 @@
+package compat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// failoverPoll is how often a chaos run asks who leads, and how soon its
+// writers look again for a leader they lost: well under the failover times
+// being measured.
+const failoverPoll = 2 * time.Millisecond
+
+// ChaosCluster is a three-controller quorum (kraftd, Apache or both) under
+// writes and kills. Three simulated brokers stay registered and unfenced so
+// that topics have somewhere to go; writers create topics and register new
+// brokers, each write acknowledged only once committed; the caller kills
+// and restarts controllers; StopAndCheck then holds every log against the
+// history.
+type ChaosCluster struct {
+	Members   []*MixedMember
+	ClusterID string
+	History   *WriteHistory
+
+	fleet   *SimFleet
+	cancel  context.CancelFunc
+	writers sync.WaitGroup
+	nextOp  atomic.Int64
+	nextID  atomic.Int32
+}
+
+// StartChaosCluster starts members (formatted, not yet started), waits for
+// a leader, starts the brokers and then writers goroutines.
+func StartChaosCluster(t testing.TB, members []*MixedMember, clusterID string, writers int) *ChaosCluster {
+	t.Helper()
+	StartMixed(t, members...)
+	c := &ChaosCluster{Members: members, ClusterID: clusterID, History: NewWriteHistory()}
+	c.Healthy(t, time.Time{})
+	voters := map[int32]string{}
+	for _, m := range members {
+		voters[m.ID] = m.Addr()
+	}
+	fleet, err := StartSimFleet(clusterID, voters, 1, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fleet.Stop)
+	fleet.Locator().PollEvery(failoverPoll)
+	if _, err := fleet.WaitUnfenced(ReadyTimeout); err != nil {
+		t.Fatalf("simulated brokers: %v (%s)", err, fleet.Errors())
+	}
+	c.fleet = fleet
+	c.nextID.Store(10_000) // registrations use ids far above the fleet's
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	t.Cleanup(c.stopWriters)
+	for range writers {
+		c.writers.Add(1)
+		go func() {
+			defer c.writers.Done()
+			c.write(ctx)
+		}()
+	}
+	return c
+}
+
+func (c *ChaosCluster) stopWriters() {
+	c.cancel()
+	c.writers.Wait()
+}
+
+// write sends writes until ctx ends: three topic creates for each broker
+// registration, a few milliseconds apart. Two consecutive creates name the
+// same topic, so writers race to create it, and a create whose answer was
+// lost is often tried again by another writer.
+func (c *ChaosCluster) write(ctx context.Context) {
+	var conn *Conn
+	var addr string
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for ctx.Err() == nil {
+		sleepCtx(ctx, time.Duration(2+rand.N(4))*time.Millisecond)
+		if rand.N(4) == 0 {
+			c.register(ctx)
+			continue
+		}
+		if conn == nil {
+			var err error
+			if addr, _, err = c.fleet.Locator().Leader(ctx); err != nil {
+				continue
+			}
+			if conn, err = Dial(ctx, addr); err != nil {
+				c.fleet.Locator().Invalidate(addr)
+				conn = nil
+				continue
+			}
+		}
+		name := fmt.Sprintf("chaos-%d", c.nextOp.Add(1)/2)
+		op := c.History.CallCreate(name)
+		answer, err := CreateTopic1(ctx, conn, name, 1, 1)
+		c.History.AnswerCreate(op, addr, answer.ErrorCode, answer.TopicID, err)
+		if err != nil || answer.ErrorCode == kerr.NotController.Code {
+			conn.Close()
+			conn = nil
+			c.fleet.Locator().Invalidate(addr)
+		}
+	}
+}
+
+// register registers a broker under a new id, on a connection of its own.
+func (c *ChaosCluster) register(ctx context.Context) {
+	b, err := newSimBroker(c.fleet, c.nextID.Add(1))
+	if err != nil {
+		return
+	}
+	defer b.disconnect()
+	err = b.register(ctx)
+	var code *kerr.Error
+	switch {
+	case err == nil:
+		c.History.Registered(b.connAddr, b.ID, b.Epoch)
+	case b.conn == nil && b.connAddr == "":
+		// It never reached a controller: nothing was sent.
+	case !errors.As(err, &code) || code == kerr.NotController || code == kerr.RequestTimedOut || code == kerr.UnknownServerError:
+		c.History.RegistrationUnknown()
+	}
+}
+
+// Healthy waits until a leader has committed in its epoch and every voter
+// has caught up to its high watermark, each by a fetch made after since
+// (the last restart: a leader's figures for a voter that has just
+// restarted may still be those from before its kill), and returns what the
+// leader said.
+func (c *ChaosCluster) Healthy(t testing.TB, since time.Time) *QuorumStatus {
+	t.Helper()
+	return WaitMixedLeader(t, c.Members, func(s *QuorumStatus) error {
+		if len(s.Voters) != len(c.Members) {
+			return fmt.Errorf("voters %v", s.Voters)
+		}
+		for _, v := range s.Resp.Topics[0].Partitions[0].CurrentVoters {
+			if v.ReplicaID != s.LeaderID && v.LastCaughtUpTimestamp < since.UnixMilli() {
+				return fmt.Errorf("voter %d last caught up at %d, before %d", v.ReplicaID, v.LastCaughtUpTimestamp, since.UnixMilli())
+			}
+		}
+		return VotersCaughtUp(s.HighWatermark)(s)
+	})
+}
+
+// KillRound is one SIGKILL of a chaos run.
+type KillRound struct {
+	Victim    *MixedMember
+	WasLeader bool
+	Epoch     int32         // the leader epoch when it was killed
+	ToLeader  time.Duration // a leader's kill to a survivor leading a later epoch
+	ToWrite   time.Duration // a leader's kill to the first write acknowledged by a survivor
+}
+
+// Kill SIGKILLs victim, the quorum being as cur describes. When the victim
+// led, it waits for a survivor to lead a later epoch and to acknowledge a
+// write, and measures both from the moment the signal was sent.
+func (c *ChaosCluster) Kill(t testing.TB, victim *MixedMember, cur *QuorumStatus) KillRound {
+	t.Helper()
+	r := KillRound{Victim: victim, WasLeader: victim.ID == cur.LeaderID, Epoch: cur.LeaderEpoch}
+	killed := time.Now()
+	victim.Kill()
+	if !r.WasLeader {
+		return r
+	}
+	r.ToLeader = awaitLaterLeader(t, MixedAddrs(Without(c.Members, victim)...), cur.LeaderEpoch, killed)
+	deadline := killed.Add(ReadyTimeout)
+	for r.ToWrite == 0 {
+		if at, ok := c.History.FirstAckAfter(killed, victim.Addr()); ok {
+			r.ToWrite = at.Sub(killed)
+		} else if time.Now().After(deadline) {
+			t.Fatalf("no write acknowledged %v after the SIGKILL of leader %s (%s)", ReadyTimeout, victim, c.History.Summary())
+		} else {
+			time.Sleep(failoverPoll)
+		}
+	}
+	return r
+}
+
+// awaitLaterLeader asks each survivor, each on its own goroutine and
+// every failoverPoll, until one says it leads an epoch after epoch, and
+// returns how long after since that answer came. Asking them one after
+// another would add one survivor's slowness to the other's answer.
+func awaitLaterLeader(t testing.TB, survivors []string, epoch int32, since time.Time) time.Duration {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), ReadyTimeout)
+	defer cancel()
+	found := make(chan time.Duration, len(survivors))
+	for _, addr := range survivors {
+		go func() {
+			for ctx.Err() == nil {
+				if s, err := DescribeQuorum(addr); err == nil && s.LeaderEpoch > epoch && s.LeaderID >= 0 {
+					found <- time.Since(since)
+					return
+				}
+				sleepCtx(ctx, failoverPoll)
+			}
+		}()
+	}
+	select {
+	case d := <-found:
+		return d
+	case <-ctx.Done():
+		t.Fatalf("no survivor of %v led an epoch after %d within %v", survivors, epoch, ReadyTimeout)
+		return 0
+	}
+}
+
+// StopAndCheck stops the writers and brokers, waits until every voter holds
+// everything committed, stops the controllers, reads each one's log from
+// its files and checks it against the history (WriteHistory.Check).
+func (c *ChaosCluster) StopAndCheck(t testing.TB) (lost []error, nonLinearizable error) {
+	t.Helper()
+	c.stopWriters()
+	c.fleet.Stop()
+	// Every acknowledged write is below this high watermark, and every
+	// voter's log matches the leader's up to it.
+	end := c.Healthy(t, time.Now()).HighWatermark
+	StopMixed(c.Members...)
+	logs := make([]NodeLog, 0, len(c.Members))
+	for _, m := range c.Members {
+		logs = append(logs, ReadNodeLog(t, m, end))
+	}
+	return c.History.Check(logs)
+}
+
+// ReadNodeLog folds a stopped member's log below end into its topics and
+// broker registrations. The log must start at offset 0: a run short
+// enough for a test never snapshots or cleans.
+func ReadNodeLog(t testing.TB, m *MixedMember, end int64) NodeLog {
+	t.Helper()
+	if base := FirstSegmentBase(t, m.LogDir()); base != 0 {
+		t.Fatalf("%s: the log starts at %d, not 0: it was cleaned, and the check needs every record", m, base)
+	}
+	l := NodeLog{Node: m.ID, Topics: map[string]string{}, Brokers: map[int32][]int64{}}
+	byID := map[string]string{}
+	for _, r := range DumpMetadataLog(t, m.Dir) {
+		if r.Offset >= end {
+			break
+		}
+		switch r.Type {
+		case "TopicRecord":
+			l.Topics[r.String("name")] = r.String("topicId")
+			byID[r.String("topicId")] = r.String("name")
+		case "RemoveTopicRecord":
+			delete(l.Topics, byID[r.String("topicId")])
+		case "RegisterBrokerRecord":
+			id := int32(r.Int("brokerId"))
+			l.Brokers[id] = append(l.Brokers[id], r.Int("brokerEpoch"))
+		}
+	}
+	return l
+}
+
+// CheckNoDataRace fails the test if a member run from the race-detector
+// build reported a data race.
+func CheckNoDataRace(t testing.TB, members []*MixedMember) {
+	t.Helper()
+	for _, m := range members {
+		if p := m.Proc(); p != nil && strings.Contains(p.Output(), "WARNING: DATA RACE") {
+			t.Errorf("%s hit a data race:\n%s", m, p.Output())
+		}
+	}
+}
