@@ -27,15 +27,7 @@ type Disk struct {
 	Meta      storage.MetaProperties
 	Bootstrap []metadata.Record
 	HardState quorum.HardState
-	// KRaftVersion is the finalized kraft.version: the latest one the
-	// newest snapshot and the log after it name, else the bootstrap
-	// snapshot's, else 0.
-	KRaftVersion int16
-	Log          *storage.Log
-
-	// voters is a dynamic quorum's voter set, found as KRaftVersion is;
-	// nil when neither the log nor any snapshot names one.
-	voters *metadata.VotersRecord
+	Log       *storage.Log
 }
 
 // DiskConfig names a node's metadata.log.dir and how to open it.
@@ -96,11 +88,6 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 		nd.Close()
 		return nil, err
 	}
-	// After the cut, so that a torn tail names no voters.
-	if err := d.loadQuorum(); err != nil {
-		nd.Close()
-		return nil, err
-	}
 	return d, nil
 }
 
@@ -127,34 +114,12 @@ func (d *Disk) cutEpochsBeyondQuorumState(log zerolog.Logger) error {
 	return d.Log.TruncateTo(end)
 }
 
-// InitialVoters is the voter set the quorum starts from: the static
-// controller.quorum.voters when there are any, or else a dynamic quorum's
-// latest VotersRecord, from the newest snapshot and the log after it, or
-// from the bootstrap snapshot when nothing later names one (as Apache's
-// KRaftControlRecordStateMachine reads it), with the kraft.version that
-// goes with it.
-func (d *Disk) InitialVoters(static map[int32][]quorum.Endpoint) (map[int32][]quorum.Endpoint, int16, error) {
-	if len(static) > 0 {
-		return static, 0, nil
-	}
-	out := map[int32][]quorum.Endpoint{}
-	if d.voters == nil {
-		return nil, 0, &SettingError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no initial voter set; joining a dynamic quorum as an observer is not supported yet")}
-	}
-	for _, v := range d.voters.Voters {
-		for _, e := range v.Endpoints {
-			out[v.VoterId] = append(out[v.VoterId], quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
-		}
-	}
-	return out, d.KRaftVersion, nil
-}
-
 // WriteHardState writes quorum-state durably, in the data version that the
 // quorum's kraft.version calls for: version 0 lists the voters and has no
 // voted directory id, version 1 the reverse (Apache's ElectionState).
-func (d *Disk) WriteHardState(hs quorum.HardState, voters []int32) error {
-	qs := storage.QuorumState{LeaderID: hs.LeaderID, LeaderEpoch: hs.LeaderEpoch, VotedID: hs.VotedID, DataVersion: d.KRaftVersion}
-	if d.KRaftVersion == 0 {
+func (d *Disk) WriteHardState(hs quorum.HardState, kraftVersion int16, voters []int32) error {
+	qs := storage.QuorumState{LeaderID: hs.LeaderID, LeaderEpoch: hs.LeaderEpoch, VotedID: hs.VotedID, DataVersion: kraftVersion}
+	if kraftVersion == 0 {
 		qs.CurrentVoters = slices.Sorted(slices.Values(voters))
 	} else {
 		qs.VotedDirectoryID = uuid.UUID(hs.VotedDirectoryID)

@@ -15,7 +15,8 @@
 //     committed, activation of a new leader, and the snapshot policy.
 //
 // It reaches the world only through the interfaces of env.go: the disk
-// (storage.Log over storage.FS, opened by Disk), a Transport for peers, a
+// (storage.Log over storage.FS, opened by Disk), a Transport for peers
+// (told where voters listen when it implements Endpoints), a
 // Clock, a Syncer for the leader's deferred fsyncs, an Executor for
 // background work, and an Observer that sees what the loop did. Production
 // drives a Node with Runner (goroutines, channels, the wall clock); the

@@ -22,6 +22,14 @@ type Transport interface {
 	MaxVersion(peer int32, key int16) (int16, bool)
 }
 
+// Endpoints is a Transport that must be told where peers listen: the node
+// tells it each voter set the quorum core acts on, as the set changes, and
+// where a node outside the set listens before a request to it (the
+// ApiVersions a leader sends a voter being added, quorum.Message.Endpoint).
+type Endpoints interface {
+	SetEndpoints(id int32, endpoints []quorum.Endpoint)
+}
+
 // Clock is the time the node acts on: the quorum core's ticks, snapshot
 // timers and the timestamps written into snapshots.
 type Clock interface {

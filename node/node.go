@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	"github.com/rs/zerolog"
@@ -26,11 +27,10 @@ var ErrNotController = controller.ErrNotController
 // (see quorum.Config).
 type Config struct {
 	NodeID int32
-	// Voters is the voter set to start from: the static
-	// controller.quorum.voters, or the bootstrap snapshot's (Disk.InitialVoters).
+	// Voters is the static controller.quorum.voters; empty for a dynamic
+	// quorum, whose voter set the quorum core reads from the log and its
+	// snapshots (quorum/voters.go).
 	Voters map[int32][]quorum.Endpoint
-	// KRaftVersion is the finalized kraft.version the voter set came with.
-	KRaftVersion int16
 	// Endpoints are this node's own controller listeners.
 	Endpoints []quorum.Endpoint
 
@@ -91,9 +91,10 @@ type Node struct {
 	commitWaits  []commitWait
 	snapshotSink *storage.SnapshotWriter
 	snapshots    *Snapshotter
-	voterIDs     []int32
-	sync         deferredSyncs
-	fatal        error
+	// voters is the voter set the transport was last told of.
+	voters quorum.VoterSet
+	sync   deferredSyncs
+	fatal  error
 
 	status atomic.Pointer[quorum.Status]
 }
@@ -104,9 +105,6 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		cfg: cfg, env: env, log: log, disk: disk, sm: sm,
 		waiters: map[uint64]func(kmsg.Response){}, hw: -1, activated: -1,
 	}
-	for id := range cfg.Voters {
-		n.voterIDs = append(n.voterIDs, id)
-	}
 	noOp := metadata.EncodeValue(&metadata.NoOpRecord{})
 	var err error
 	n.core, err = quorum.New(quorum.Config{
@@ -115,7 +113,6 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		ClusterID:            disk.Meta.ClusterID,
 		Voters:               cfg.Voters,
 		Endpoints:            cfg.Endpoints,
-		KRaftVersion:         cfg.KRaftVersion,
 		ElectionTimeoutMs:    cfg.ElectionTimeoutMs,
 		FetchTimeoutMs:       cfg.FetchTimeoutMs,
 		ElectionBackoffMaxMs: cfg.ElectionBackoffMaxMs,
@@ -134,13 +131,16 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 			return -1
 		},
 	})
+	if errors.Is(err, quorum.ErrNoVoterSet) {
+		return nil, &SettingError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no voter set; joining a dynamic quorum as an observer is not supported yet")}
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := n.loadLatestSnapshot(); err != nil {
 		return nil, err
 	}
-	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, log)
+	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, n.controlStateAt, log)
 	n.core.Tick(n.nowMs())
 	n.publishStatus()
 	return n, nil
@@ -171,6 +171,24 @@ func (n *Node) Status() quorum.Status { return *n.status.Load() }
 func (n *Node) publishStatus() {
 	st := n.core.Status()
 	n.status.Store(&st)
+	n.announceVoters(st.Voters)
+}
+
+// announceVoters tells the transport the endpoints of a voter set it has
+// not seen yet.
+func (n *Node) announceVoters(set quorum.VoterSet) {
+	book, ok := n.env.Transport.(Endpoints)
+	if !ok || slices.EqualFunc(set, n.voters, func(a, b quorum.Voter) bool {
+		return a.ID == b.ID && slices.Equal(a.Endpoints, b.Endpoints)
+	}) {
+		return
+	}
+	n.voters = set
+	for _, v := range set {
+		if v.ID != n.cfg.NodeID {
+			book.SetEndpoints(v.ID, v.Endpoints)
+		}
+	}
 }
 
 // Err is the fatal error that stopped the node, if any.
@@ -285,4 +303,14 @@ func (n *Node) failHeld(err error) {
 		p.Done(-1, err)
 	}
 	n.held = nil
+}
+
+// controlStateAt is the quorum core's kraft.version and voter set at
+// offset, as a snapshot header writes them.
+func (n *Node) controlStateAt(offset int64) (int16, *metadata.VotersRecord) {
+	kv, set := n.core.ControlStateAt(offset)
+	if set == nil {
+		return kv, nil
+	}
+	return kv, set.Record()
 }

@@ -80,7 +80,8 @@ func (n *Node) handleReady(rd quorum.Ready) error {
 func (n *Node) persist(rd quorum.Ready, sync bool) error {
 	obs := n.env.Observer
 	if rd.HardState != nil {
-		if err := n.disk.WriteHardState(*rd.HardState, n.voterIDs); err != nil {
+		st := n.core.Status()
+		if err := n.disk.WriteHardState(*rd.HardState, st.KRaftVersion, st.Voters.IDs()); err != nil {
 			return err
 		}
 		if obs != nil {
@@ -163,6 +164,11 @@ func (n *Node) sendAll(msgs []quorum.Message) {
 				reply(m.Response)
 			}
 			continue
+		}
+		if book, ok := n.env.Transport.(Endpoints); ok && m.Endpoint != nil {
+			// A node outside the voter set (one being added): say where
+			// it listens first.
+			book.SetEndpoints(m.To, []quorum.Endpoint{*m.Endpoint})
 		}
 		n.env.Transport.Send(m.To, m.ReqID, m.Request)
 	}

@@ -43,8 +43,9 @@ type SnapshotPolicy struct {
 // below the chosen offset plus the log after it, rather than taken from the
 // controller: the loop goroutine owns that image and mutates it, and it has
 // no cheap copy yet. Rebuilding costs a second image's memory while a
-// snapshot is written, and gives the snapshot's kraft.version and voter set
-// exactly as of its offset, from the control records.
+// snapshot is written. The kraft.version and voter set its header repeats
+// come from their one owner, the quorum core's voter-set history
+// (ControlStateFunc), asked on the loop when the snapshot is started.
 //
 // All methods are for the node loop goroutine only.
 type Snapshotter struct {
@@ -54,6 +55,8 @@ type Snapshotter struct {
 	logger zerolog.Logger
 	now    func() time.Time
 	run    Executor
+
+	controlAt ControlStateFunc
 
 	scanned      int64         // committed batches below this were counted
 	bytesSince   int64         // batch bytes committed since the last snapshot
@@ -72,8 +75,8 @@ type snapshotPoint struct {
 // NewSnapshotter counts the log from the newest snapshot on, so that after
 // a restart the bytes committed before it still count, as Apache's
 // replay does.
-func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, clock Clock, run Executor, logger zerolog.Logger) *Snapshotter {
-	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: clock.Now, run: run}
+func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, clock Clock, run Executor, controlAt ControlStateFunc, logger zerolog.Logger) *Snapshotter {
+	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: clock.Now, run: run, controlAt: controlAt}
 	s.lastSnapshot = s.now()
 	s.resetScan()
 	return s
@@ -117,7 +120,8 @@ func (s *Snapshotter) MaybeSnapshot(hw int64) {
 	point := s.point
 	s.logger.Info().Stringer("snapshot", point.id).Str("reason", reason).Msg("writing metadata snapshot")
 	s.bytesSince, s.newRecords, s.lastSnapshot = 0, false, s.now()
-	s.running = s.run(func() error { return s.writeAndClean(point) })
+	state := s.stateAt(point)
+	s.running = s.run(func() error { return s.writeAndClean(point, state) })
 }
 
 // Close waits for a snapshot being written; the node calls it before it
@@ -183,9 +187,16 @@ func (s *Snapshotter) scan(hw int64) error {
 	return nil
 }
 
-func (s *Snapshotter) writeAndClean(point snapshotPoint) error {
+// stateAt is the kraft.version and voter set a snapshot ending at point
+// repeats in its header.
+func (s *Snapshotter) stateAt(point snapshotPoint) quorumState {
+	kv, voters := s.controlAt(point.id.EndOffset - 1)
+	return quorumState{kraftVersion: kv, voters: voters}
+}
+
+func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState) error {
 	start := s.now()
-	im, state, err := rebuildImage(s.log, point.id.EndOffset)
+	im, err := rebuildImage(s.log, point.id.EndOffset)
 	if err != nil {
 		return fmt.Errorf("rebuild the image at %d: %w", point.id.EndOffset, err)
 	}
@@ -196,6 +207,11 @@ func (s *Snapshotter) writeAndClean(point snapshotPoint) error {
 	s.logger.Info().Stringer("snapshot", point.id).Int64("bytes", size).Dur("took", s.now().Sub(start)).Msg("wrote metadata snapshot")
 	return cleanSnapshots(s.fs, s.log, s.policy, s.now(), s.logger)
 }
+
+// ControlStateFunc returns the kraft.version and voter set in force at
+// offset (voters nil where the static set holds), from the quorum core
+// (quorum.Node.ControlStateAt). It is called on the loop goroutine.
+type ControlStateFunc func(offset int64) (kraftVersion int16, voters *metadata.VotersRecord)
 
 // quorumState is the kraft.version and voter set as of an offset, which a
 // snapshot's header batch repeats.
@@ -262,11 +278,10 @@ func (s *snapshotSource) Read(p []byte) (int, error) {
 }
 
 // rebuildImage builds the image of the committed log below end: the newest
-// snapshot at or below end, then the log's records up to end. Records the
-// image rejects are skipped, as the controller's replay skips them.
-func rebuildImage(log *storage.Log, end int64) (*metadata.Image, quorumState, error) {
+// snapshot at or below end, then the log's data records up to end. Records
+// the image rejects are skipped, as the controller's replay skips them.
+func rebuildImage(log *storage.Log, end int64) (*metadata.Image, error) {
 	im := metadata.NewImage()
-	var state quorumState
 	next := log.StartOffset()
 	var base *storage.SnapshotID
 	for _, id := range log.Snapshots() {
@@ -277,50 +292,35 @@ func rebuildImage(log *storage.Log, end int64) (*metadata.Image, quorumState, er
 	if base != nil {
 		r, err := log.OpenSnapshot(*base)
 		if err != nil {
-			return nil, state, err
+			return nil, err
 		}
-		loaded, info, err := metadata.LoadSnapshot(readSnapshot(r))
+		loaded, _, err := metadata.LoadSnapshot(readSnapshot(r))
 		r.Close()
 		if err != nil {
-			return nil, state, fmt.Errorf("snapshot %s: %w", base, err)
+			return nil, fmt.Errorf("snapshot %s: %w", base, err)
 		}
-		im, state, next = loaded, quorumState{info.KRaftVersion, info.Voters}, base.EndOffset
+		im, next = loaded, base.EndOffset
 	} else if next > 0 {
-		return nil, state, fmt.Errorf("the log starts at %d and no snapshot covers what is before it", next)
+		return nil, fmt.Errorf("the log starts at %d and no snapshot covers what is before it", next)
 	}
 	reached, err := ForEachLogRecord(log, next, end, func(_ int64, rec metadata.Record, raw batch.Record) error {
-		if rec == nil {
-			state.apply(raw)
-		} else {
+		if rec != nil {
 			im.Apply(rec) // a rejected record leaves the image as it was
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, state, err
+		return nil, err
 	}
 	if reached < end {
-		return nil, state, fmt.Errorf("the log ends at %d, before %d", reached, end)
+		return nil, fmt.Errorf("the log ends at %d, before %d", reached, end)
 	}
 	if im.InTransaction() {
 		// Apache only snapshots outside a transaction; the records of an
 		// open one are not part of the image and are not written.
-		return im, state, fmt.Errorf("%w: %d", errInTransaction, end)
+		return im, fmt.Errorf("%w: %d", errInTransaction, end)
 	}
-	return im, state, nil
-}
-
-func (s *quorumState) apply(r batch.Record) {
-	v, err := metadata.DecodeControl(r.Key, r.Value)
-	if err != nil {
-		return
-	}
-	switch v := v.(type) {
-	case *metadata.KRaftVersionRecord:
-		s.kraftVersion = v.KRaftVersion
-	case *metadata.VotersRecord:
-		s.voters = v
-	}
+	return im, nil
 }
 
 // cleanSnapshots is KafkaMetadataLog.maybeClean: first by size, then by
@@ -422,4 +422,19 @@ func segmentBytes(fsys storage.FS, dir string) (int64, error) {
 func snapshotTimestamp(log *storage.Log, id storage.SnapshotID) (int64, error) {
 	info, err := snapshotHeader(log, id)
 	return info.LastContainedLogTimestamp, err
+}
+
+// snapshotHeader reads snapshot id's header batch: it stops at the first
+// data record, so the size of the image does not matter.
+func snapshotHeader(log *storage.Log, id storage.SnapshotID) (metadata.SnapshotInfo, error) {
+	r, err := log.OpenSnapshot(id)
+	if err != nil {
+		return metadata.SnapshotInfo{}, err
+	}
+	defer r.Close()
+	info, err := metadata.ReadSnapshot(&snapshotSource{r: r}, func(metadata.Record) error { return errStopWalk })
+	if err != nil && !errors.Is(err, errStopWalk) {
+		return info, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	return info, nil
 }

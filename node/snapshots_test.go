@@ -79,7 +79,7 @@ func loadSnapshotImage(t *testing.T, log *storage.Log, id storage.SnapshotID) (*
 
 func TestSnapshotterWritesByBytes(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	var hashes = map[int64][32]byte{}
 	for i := range 60 {
@@ -105,7 +105,7 @@ func TestSnapshotterWritesByBytes(t *testing.T) {
 
 func TestSnapshotterTimerNeedsNewRecords(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1 << 30, IntervalMs: 1000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1 << 30, IntervalMs: 1000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, zerolog.Nop())
 	clock := time.Unix(100, 0)
 	s.now = func() time.Time { return clock }
 	s.lastSnapshot = clock
@@ -133,7 +133,7 @@ func TestSnapshotterTimerNeedsNewRecords(t *testing.T) {
 // batch wholly below the high watermark, and never inside a transaction.
 func TestSnapshotterOnlyWholeCommittedBatches(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	l.append(2, &metadata.BeginTransactionRecord{}, &metadata.TopicRecord{Name: "a", TopicId: metadata.Uuid{1}})
 	l.append(2, &metadata.NoOpRecord{}, &metadata.EndTransactionRecord{})
@@ -164,9 +164,11 @@ func TestSnapshotterOnlyWholeCommittedBatches(t *testing.T) {
 // the same image from what is left.
 func TestSnapshotterRetention(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 3000, RetentionBytes: 0, RetentionMs: -1}, wallClock{}, goExecutor, zerolog.Nop())
-	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	voters := &metadata.VotersRecord{Voters: []metadata.VotersRecordVoter{{VoterId: 1}}}
+	// The quorum core's voter set (here: one from the first offsets on).
+	controlAt := func(offset int64) (int16, *metadata.VotersRecord) { return 1, voters }
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 3000, RetentionBytes: 0, RetentionMs: -1}, wallClock{}, goExecutor, controlAt, zerolog.Nop())
+	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	l.appendControl(1, &metadata.KRaftVersionRecord{KRaftVersion: 1})
 	l.appendControl(1, voters)
 	for i := range 100 {
@@ -189,7 +191,7 @@ func TestSnapshotterRetention(t *testing.T) {
 	if info.KRaftVersion != 1 || info.Voters == nil || info.Voters.Voters[0].VoterId != 1 {
 		t.Fatalf("snapshot header state %+v", info)
 	}
-	im, _, err := rebuildImage(l.log, l.log.EndOffset())
+	im, err := rebuildImage(l.log, l.log.EndOffset())
 	if err != nil || im.Hash() != l.image.Hash() {
 		t.Fatalf("rebuild after retention: %v", err)
 	}
@@ -201,13 +203,13 @@ func TestSnapshotterRetentionByAge(t *testing.T) {
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	for i := range 3 {
 		l.topic(i)
-		im, state, err := rebuildImage(l.log, l.log.EndOffset())
+		im, err := rebuildImage(l.log, l.log.EndOffset())
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Snapshot i contains records stamped i minutes after the epoch.
 		point := snapshotPoint{id: storage.SnapshotID{EndOffset: l.log.EndOffset(), Epoch: 1}, timestamp: int64(i) * 60_000}
-		if _, err := writeSnapshot(l.log, point, im, state, time.Now()); err != nil {
+		if _, err := writeSnapshot(l.log, point, im, quorumState{}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -230,3 +232,7 @@ func countSuffix(names []string, suffix string) int {
 	}
 	return n
 }
+
+// staticVoters is the voter set of a static quorum at every offset: no
+// kraft.version, no VotersRecord in snapshot headers.
+func staticVoters(int64) (int16, *metadata.VotersRecord) { return 0, nil }

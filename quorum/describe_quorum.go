@@ -4,6 +4,7 @@
 package quorum
 
 import (
+	"bytes"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,38 +25,42 @@ func describeQuorumResponse(version, code int16) (*kmsg.DescribeQuorumResponse, 
 }
 
 // describeQuorum is the leader's answer (the request passed the common
-// checks): every replica it tracks, in id order, and from v2 the voters'
-// listeners.
+// checks): the voters, then the observers, each in id order, and from v2
+// the voters' listeners. A voter is shown by its key in the voter set, as
+// Apache shows it: a set without directory ids (a static one) shows zero.
 func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
 	resp, p := describeQuorumResponse(req.Version, errNone)
-	p.LeaderID, p.LeaderEpoch, p.HighWatermark = n.id, n.epoch, n.lead.progress.hw
-	n.lead.progress.forgetObservers(n.now)
-	ids := make([]int32, 0, len(n.lead.progress.replicas))
-	for id := range n.lead.progress.replicas {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		r := n.lead.progress.replicas[id]
-		rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-		rs.ReplicaID, rs.ReplicaDirectoryID, rs.LogEndOffset = r.id, r.dir, r.endOffset
-		rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = r.lastFetchMs, r.lastCaughtUpMs
-		if id == n.id {
-			rs.ReplicaDirectoryID = n.cfg.DirectoryID
+	pr := &n.lead.progress
+	p.LeaderID, p.LeaderEpoch, p.HighWatermark = n.id, n.epoch, pr.hw
+	pr.forgetObservers(n.now)
+	for _, v := range pr.set {
+		r := pr.replicas[v.ID]
+		rs := describeReplica(r)
+		rs.ReplicaDirectoryID = v.DirectoryID
+		if r == pr.selfState {
 			rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = n.now, n.now
 		}
-		if r.voter && n.cfg.KRaftVersion == 0 {
-			// Apache reports a voter by its key in the voter set, and a
-			// static set (controller.quorum.voters) has no directory
-			// ids: so the column is zero for every voter, the leader
-			// included, whatever directory the voter fetches from.
-			rs.ReplicaDirectoryID = [16]byte{}
+		p.CurrentVoters = append(p.CurrentVoters, rs)
+	}
+	observers := make([]*replicaState, 0, len(pr.observers)+1)
+	for _, r := range pr.observers {
+		observers = append(observers, r)
+	}
+	if !pr.selfVoter {
+		observers = append(observers, pr.selfState)
+	}
+	slices.SortFunc(observers, func(a, b *replicaState) int {
+		if a.id != b.id {
+			return int(a.id) - int(b.id)
 		}
-		if r.voter {
-			p.CurrentVoters = append(p.CurrentVoters, rs)
-		} else {
-			p.Observers = append(p.Observers, rs)
+		return bytes.Compare(a.dir[:], b.dir[:])
+	})
+	for _, r := range observers {
+		rs := describeReplica(r)
+		if r == pr.selfState {
+			rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = n.now, n.now
 		}
+		p.Observers = append(p.Observers, rs)
 	}
 	if req.Version >= 2 {
 		for _, id := range n.voters {
@@ -70,9 +75,19 @@ func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuo
 	return resp
 }
 
+func describeReplica(r *replicaState) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	rs := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+	rs.ReplicaID, rs.ReplicaDirectoryID, rs.LogEndOffset = r.id, r.dir, r.endOffset
+	rs.LastFetchTimestamp, rs.LastCaughtUpTimestamp = r.lastFetchMs, r.lastCaughtUpMs
+	return rs
+}
+
+// endpointsOf are a voter's listeners: this node's own from its
+// configuration, another's from the voter set.
 func (n *Node) endpointsOf(id int32) []Endpoint {
 	if id == n.id && len(n.cfg.Endpoints) > 0 {
 		return n.cfg.Endpoints
 	}
-	return n.cfg.Voters[id]
+	v, _ := n.voterSet.Get(id)
+	return v.Endpoints
 }

@@ -70,6 +70,12 @@
 // process for dead and pre-votes without waiting out the fetch timeout. Late
 // and duplicate responses are dropped by ReqID, role and epoch.
 //
+// A leader adding a voter asks it for ApiVersions (the shell answers those,
+// not the core); such a request carries Message.Endpoint, where the voter
+// listens, since the shell knows only voters' addresses. A voting follower
+// sends its leader UpdateRaftVoter when the voter set names it otherwise
+// than it is (reconfig.go).
+//
 // Requests go out at the newest version the core speaks (Fetch 18, Vote 2,
 // BeginQuorumEpoch 1, EndQuorumEpoch 1, FetchSnapshot 1), capped by
 // Config.PeerVersions, which the shell fills from the peer's ApiVersions. A
@@ -77,7 +83,9 @@
 // Apache, the node then skips the pre-vote and starts a standard election.
 // Brokers and observer controllers are handled like any fetcher: they are
 // not voters, never count toward the high watermark, and are listed by
-// DescribeQuorum as observers.
+// DescribeQuorum as observers. A replica is a voter when the newest voter
+// set names its id and, if the set knows one, its directory id; the same id
+// fetching from another directory is an observer.
 //
 // # Roles
 //
@@ -87,14 +95,17 @@
 // QuorumState: randomized election timeout in [T, 2T); pre-vote before
 // every election; a pre-vote moves no receiver, whatever its epoch (where
 // Apache's moves to it); a follower that has fetched from a live leader
-// refuses pre-votes, until it finds its leader's process gone; no epoch above math.MaxInt32-1 is taken from a peer,
+// refuses pre-votes, until it finds its leader's process gone (an observer
+// also once its fetch timeout passes: it may be a voter in a newer set); no epoch above math.MaxInt32-1 is taken from a peer,
 // and no node stands past math.MaxInt32 (maxEpoch); a rejected candidate waits out its timeout and pre-votes again;
 // a leader resigns when a majority of voters has not fetched within 1.5
 // fetch timeouts (check-quorum) or on Resign, sending EndQuorumEpoch with
 // successors ordered by fetch offset; followers apply Apache's position-based
 // backoff; the leader resends BeginQuorumEpoch every fetch timeout / 2,
 // starts each epoch with a LeaderChange control batch (plus KRaftVersion and
-// Voters when kraft.version >= 1), and, once a record of its epoch has
+// Voters at kraft.version >= 1 when the log holds no VotersRecord yet or
+// the set names the leader otherwise than it is: its directory id,
+// listeners or kraft.version range), and, once a record of its epoch has
 // committed (SoftState.EpochCommitted, the moment Apache hands leadership to
 // its controller), writes Config.IdleRecord when the log has been idle for
 // IdleIntervalMs. The high watermark is the largest offset
@@ -115,5 +126,8 @@
 // watermark and check-quorum live in progress.go; the node's requests in
 // flight in requests.go; Fetch serving in fetch.go; snapshots in
 // snapshot.go; DescribeQuorum in describe_quorum.go; the pending log end
-// in log.go; wire formats in wire.go and control.go.
+// in log.go; the voter set, a state machine of the log's VotersRecord and
+// KRaftVersionRecord (applied as appended, taken from installed snapshots,
+// undone on truncation), in voters.go; wire formats in wire.go and
+// control.go.
 package quorum

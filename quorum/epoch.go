@@ -47,6 +47,24 @@ func (n *Node) stepRequest(m Message) {
 			return
 		}
 		n.rules().step(n, m, outRequest{})
+	case *kmsg.AddRaftVoterRequest:
+		if code, msg := n.checkAddVoter(req); code != errNone {
+			n.respond(m, addVoterResponse(req.Version, code, msg))
+			return
+		}
+		n.rules().step(n, m, outRequest{})
+	case *kmsg.RemoveRaftVoterRequest:
+		if code, msg := n.checkRemoveVoter(req); code != errNone {
+			n.respond(m, removeVoterResponse(req.Version, code, msg))
+			return
+		}
+		n.rules().step(n, m, outRequest{})
+	case *kmsg.UpdateRaftVoterRequest:
+		if code := n.checkUpdateVoter(req); code != errNone {
+			n.respond(m, n.updateVoterResponse(req.Version, code))
+			return
+		}
+		n.rules().step(n, m, outRequest{})
 	case *kmsg.DescribeQuorumRequest:
 		switch {
 		case len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
@@ -315,7 +333,14 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		p := resp.Topics[0].Partitions[0]
 		// VoteResponse does not say whether it answers a pre-vote: match it
 		// to the role and epoch we asked in.
-		return !n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch) && n.sentInThisState(out)
+		current := n.sentInThisState(out)
+		if n.handleCommonResponse(m.From, p.ErrorCode, p.LeaderID, p.LeaderEpoch) {
+			// A refusal such as INVALID_VOTER_KEY (the voter was
+			// formatted anew) is not asked again at once.
+			n.backoffUnlessMoved(m.From, p.ErrorCode, out)
+			return false
+		}
+		return current
 	case *kmsg.BeginQuorumEpochResponse:
 		if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
 			p := resp.Topics[0].Partitions[0]
@@ -341,6 +366,16 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 			return false
 		}
 		return current
+	case *kmsg.UpdateRaftVoterResponse:
+		l := resp.CurrentLeader
+		if n.handleCommonResponse(m.From, resp.ErrorCode, l.LeaderID, l.LeaderEpoch) {
+			return false
+		}
+		return (resp.ErrorCode == errNone || resp.ErrorCode == errUnsupportedVersion) && n.sentInThisState(out)
+	case *kmsg.ApiVersionsResponse:
+		// Only a leader adding a voter asks; the answer matters only to
+		// the leadership that asked.
+		return n.sentInThisState(out)
 	case *kmsg.FetchSnapshotResponse:
 		if resp.ErrorCode != errNone || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 			n.backoff(m.From)

@@ -6,11 +6,5 @@ func TrackedObservers(n *Node) int {
 	if n.lead == nil {
 		return 0
 	}
-	count := 0
-	for _, r := range n.lead.progress.replicas {
-		if !r.voter {
-			count++
-		}
-	}
-	return count
+	return len(n.lead.progress.observers)
 }

@@ -131,6 +131,7 @@ func (n *Node) maybeAdvanceHighWatermark() {
 	if hw := n.lead.progress.hw; hw > n.hw {
 		n.hw = hw
 	}
+	n.voterChangeCommitted()
 	n.completeParkedFetches(func(parkedFetch) bool { return true })
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 )
 
@@ -76,8 +77,14 @@ func (l *shapedLog) EarliestSnapshot() (quorum.SnapshotID, bool) {
 	}
 	return l.snapshots[0], true
 }
-func (l *shapedLog) ReadSnapshot(quorum.SnapshotID, int64, int) ([]byte, int64, error) {
-	return nil, 0, errors.New("shapedLog holds no snapshot bytes")
+
+// ReadSnapshot serves each snapshot as one of no records and no voter set.
+func (l *shapedLog) ReadSnapshot(id quorum.SnapshotID, pos int64, maxBytes int) ([]byte, int64, error) {
+	data := metadata.EncodeSnapshotFile(metadata.SnapshotFile{Epoch: id.Epoch}, 0)
+	if pos < 0 || pos > int64(len(data)) {
+		return nil, 0, errors.New("shapedLog: position out of range")
+	}
+	return data[pos:min(int64(len(data)), pos+int64(maxBytes))], int64(len(data)), nil
 }
 
 // TestLeaderValidatesFetchPositionLikeKafkaMetadataLog checks how a leader

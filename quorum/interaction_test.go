@@ -120,6 +120,12 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		},
 		"send":     e.send,
 		"describe": e.describe,
+		// Voter changes (interaction_reconfig_test.go).
+		"add-voter":    e.addVoter,
+		"remove-voter": e.removeVoter,
+		"update-voter": e.updateVoter,
+		"voters":       e.printVoters,
+		"reformat":     e.reformat,
 	}
 	h, ok := handlers[c.name]
 	if !ok {
@@ -129,8 +135,10 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 	return e.out.String()
 }
 
-// addNodes starts a new cluster of formatted nodes.
-// Example: add-nodes 3 observers=1 old-vote=(3)
+// addNodes starts a new cluster of formatted nodes: a static quorum, or
+// with `dynamic` one formatted with --initial-controllers naming the
+// voters (observers are formatted with the same list).
+// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic]
 func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 	n, _ := strconv.Atoi(c.args[0])
 	obs, _ := strconv.Atoi(c.arg("observers", "0"))
@@ -141,7 +149,7 @@ func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 		e.oldVote[id] = true
 	}
 	for i := 1; i <= n; i++ {
-		e.voters[int32(i)] = []quorum.Endpoint{{Name: "CONTROLLER", Host: "localhost", Port: uint16(9090 + i)}}
+		e.voters[int32(i)] = []quorum.Endpoint{endpointOf(int32(i))}
 	}
 	var ids []int32
 	for i := 1; i <= n; i++ {
@@ -151,7 +159,7 @@ func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 		ids = append(ids, int32(100+i))
 	}
 	for _, id := range ids {
-		h, err := nodetest.New(nodetest.Config{
+		cfg := nodetest.Config{
 			ID: id, Voters: e.voters, ClusterID: clusterID,
 			// A metadata.version in the bootstrap snapshot lets `snapshot`
 			// write a real metadata snapshot; the log stays as proposed.
@@ -164,7 +172,12 @@ func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 				}
 				return 0, false
 			},
-		})
+		}
+		if c.has("dynamic") {
+			cfg.InitialVoters = e.voters
+			cfg.Endpoints = []quorum.Endpoint{endpointOf(id)}
+		}
+		h, err := nodetest.New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +229,7 @@ func (e *interactionEnv) run(t *testing.T, c testCmd) {
 	}
 	var keep []string
 	for _, l := range strings.Split(e.out.String(), "\n") {
-		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") {
+		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") || strings.Contains(l, " answers ") {
 			keep = append(keep, l)
 		}
 	}

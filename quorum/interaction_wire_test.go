@@ -182,11 +182,25 @@ func describeMessage(m quorum.Message) string {
 	case *kmsg.FetchSnapshotRequest:
 		p := r.Topics[0].Partitions[0]
 		return fmt.Sprintf("%s FetchSnapshot epoch=%d id=%d@%d pos=%d", head, p.CurrentLeaderEpoch, p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position)
+	case *kmsg.ApiVersionsRequest:
+		return fmt.Sprintf("%s ApiVersions v%d", head, r.Version)
+	case *kmsg.UpdateRaftVoterRequest:
+		return fmt.Sprintf("%s UpdateRaftVoter epoch=%d voter=%d port=%d kraft=%d-%d", head, r.CurrentLeaderEpoch, r.VoterID,
+			r.Listeners[0].Port, r.KRaftVersionFeature.MinSupportedVersion, r.KRaftVersionFeature.MaxSupportedVersion)
 	}
 	if m.Err != nil {
 		return fmt.Sprintf("%s failed: %v", head, m.Err)
 	}
 	switch r := m.Response.(type) {
+	case *kmsg.UpdateRaftVoterResponse:
+		return fmt.Sprintf("%s UpdateRaftVoterResponse err=%d leader=%d epoch=%d", head, r.ErrorCode, r.CurrentLeader.LeaderID, r.CurrentLeader.LeaderEpoch)
+	case *kmsg.ApiVersionsResponse:
+		for _, f := range r.SupportedFeatures {
+			if f.Name == "kraft.version" {
+				return fmt.Sprintf("%s ApiVersionsResponse err=%d kraft.version=%d-%d", head, r.ErrorCode, f.MinVersion, f.MaxVersion)
+			}
+		}
+		return fmt.Sprintf("%s ApiVersionsResponse err=%d", head, r.ErrorCode)
 	case *kmsg.VoteResponse:
 		if len(r.Topics) == 0 {
 			return fmt.Sprintf("%s VoteResponse err=%d", head, r.ErrorCode)

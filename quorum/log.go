@@ -45,6 +45,7 @@ func (n *Node) appendBatches(b []byte) {
 	if n.lead != nil {
 		n.lead.lastAppendMs = n.now
 	}
+	n.applyAppended(b)
 }
 
 // encodeProposals turns queued proposals into data batches of at most
@@ -102,6 +103,8 @@ func readPending(buf []byte, offset int64, maxBytes int) []byte {
 // are kept.
 func (n *Node) appendAsFollower(records []byte) bool {
 	ok := true
+	from := len(n.appendBuf)
+	defer func() { n.applyAppended(n.appendBuf[from:]) }()
 	_, _ = batch.Walk(records, func(h batch.Header, raw []byte) error {
 		if h.BaseOffset != n.endOffset {
 			return errStopWalk
@@ -141,6 +144,9 @@ func (n *Node) truncateToEndOffset(offset int64, epoch int32) {
 	}
 	n.truncate = &to
 	n.endOffset = to
+	// A voter change the leader did not keep is taken back with it.
+	n.control.truncateFrom(to)
+	n.refreshVoters()
 }
 
 // endOffsetForEpoch is KafkaMetadataLog.endOffsetForEpoch over the Log

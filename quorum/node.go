@@ -6,6 +6,7 @@ package quorum
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 )
@@ -19,8 +20,13 @@ type Node struct {
 	rand *rand.Rand
 	now  int64
 
-	voters  []int32 // sorted voter ids
-	isVoter bool
+	// control is the voter set and kraft.version along the log
+	// (voters.go); voterSet, voters and isVoter are its newest set as the
+	// rest of the node reads it (refreshVoters).
+	control  controlHistory
+	voterSet VoterSet
+	voters   []int32 // sorted voter ids
+	isVoter  bool
 
 	role     Role
 	epoch    int32
@@ -36,6 +42,11 @@ type Node struct {
 	// fetchDeadline drives Follower (and observers' bootstrap fallback).
 	fetchDeadline        int64
 	hasFetchedFromLeader bool
+	// updateVoterAt is when a voter following a leader next considers
+	// telling it its listeners (UpdateRaftVoter); leaderUpdated says the
+	// leader of this epoch took them.
+	updateVoterAt int64
+	leaderUpdated bool
 	// leaderGoneCount counts the follower's fetches to its leader in a row
 	// that failed with ErrPeerGone, since the leader last answered.
 	leaderGoneCount int
@@ -88,6 +99,14 @@ type leaderState struct {
 	beginQuorumAt int64   // when BeginQuorumEpoch goes out again
 	lastAppendMs  int64   // for the idle record
 	parked        []parkedFetch
+	// change is the voter change in flight (reconfig.go), nil when none.
+	change *voterChange
+	// volatileVoters are the voters' listeners UpdateRaftVoter gave at
+	// kraft.version 0, kept in memory as Apache keeps them.
+	volatileVoters VoterSet
+	// resignRequested: the voter set that removed this leader committed;
+	// it resigns at its next poll.
+	resignRequested bool
 }
 
 // New builds a node from its config, quorum-state and log. The initial role
@@ -97,9 +116,6 @@ type leaderState struct {
 func New(cfg Config) (*Node, error) {
 	if cfg.Log == nil || cfg.Rand == nil {
 		return nil, errors.New("quorum: Config.Log and Config.Rand are required")
-	}
-	if len(cfg.Voters) == 0 {
-		return nil, errors.New("quorum: Config.Voters is empty")
 	}
 	defaults := []struct {
 		v *int64
@@ -128,13 +144,14 @@ func New(cfg Config) (*Node, error) {
 		reqs:      newRequestTracker(),
 		persisted: cfg.HardState,
 	}
-	for id := range cfg.Voters {
-		n.voters = append(n.voters, id)
-		if id == n.id {
-			n.isVoter = true
-		}
+	var err error
+	if n.control, err = loadControlHistory(cfg.Log, StaticVoterSet(cfg.Voters)); err != nil {
+		return nil, err
 	}
-	slices.Sort(n.voters)
+	n.refreshVoters()
+	if len(n.voters) == 0 {
+		return nil, fmt.Errorf("%w: Config.Voters is empty and neither the log nor a snapshot names one", ErrNoVoterSet)
+	}
 	n.reloadLogEnd()
 	if snap, ok := n.latestSnapshot(); ok {
 		n.hw = snap.EndOffset // a snapshot only ever covers committed records
@@ -318,7 +335,9 @@ func (n *Node) advance(synced bool) {
 	synced = synced && n.readyMustSync()
 	n.persisted = n.readyHS
 	finished := n.snapChunk != nil && n.snapChunk.Done
+	var installed SnapshotID
 	if finished {
+		installed = n.snapChunk.ID
 		if n.hw < n.snapChunk.ID.EndOffset {
 			n.hw = n.snapChunk.ID.EndOffset
 		}
@@ -327,6 +346,10 @@ func (n *Node) advance(synced bool) {
 	n.msgs, n.appendBuf, n.truncate, n.snapChunk = nil, nil, nil, nil
 	n.prevSoft, n.prevHW = n.softState(), n.hw
 	n.reloadLogEnd()
+	if finished {
+		n.installedSnapshot(installed)
+	}
+	n.control.forgetBefore(n.log.StartOffset())
 	if n.role == RoleLeader {
 		leo := n.log.EndOffset()
 		if synced {
@@ -342,6 +365,10 @@ func (n *Node) advance(synced bool) {
 // Status is a snapshot of the node's state for tests, metrics and tools.
 type Status struct {
 	SoftState
+	// KRaftVersion and Voters are the finalized kraft.version and the
+	// voter set as of the log end; Voters is shared, never to be changed.
+	KRaftVersion  int16
+	Voters        VoterSet
 	HardState     HardState
 	HighWatermark int64
 	EndOffset     int64
@@ -350,7 +377,8 @@ type Status struct {
 
 // Status reports the node's current state.
 func (n *Node) Status() Status {
-	return Status{SoftState: n.softState(), HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch}
+	return Status{SoftState: n.softState(), KRaftVersion: n.control.kraftVersion(), Voters: n.voterSet,
+		HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch}
 }
 
 func (n *Node) softState() SoftState {

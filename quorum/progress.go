@@ -17,14 +17,27 @@ type replicaState struct {
 	lastFetchLeaderLEO int64
 }
 
+// replicaKey names a replica by id and directory: under KIP-853 two
+// directories of one node id are two replicas, and only the one the voter
+// set names is the voter.
+type replicaKey struct {
+	id  int32
+	dir [16]byte
+}
+
 // progressTracker is the leader's per-replica fetch state for one epoch. It
-// holds the leader itself among the voters, whose end offset moves only as
-// its own log becomes durable.
+// holds the leader itself (self) among the voters while the voter set names
+// it, and its end offset moves only as its own log becomes durable.
 type progressTracker struct {
 	self      int32
 	selfVoter bool
-	voters    []int32 // sorted; the node's voter set
+	set       VoterSet // the voter set whose majority counts
+	voters    []int32  // the set's ids, sorted
+	// replicas are the voters by id; observers are every other fetcher by
+	// key (an id of the set fetching from another directory is one).
 	replicas  map[int32]*replicaState
+	observers map[replicaKey]*replicaState
+	selfState *replicaState
 
 	// epochStartOffset is the leader's log end when the epoch began; the
 	// high watermark moves only once a majority holds more than it.
@@ -53,10 +66,12 @@ const observerExpiryMs = 5 * 60 * 1000
 // and DescribeQuorum sweeps as well, so what it lists is exact.
 const observerSweepMs = 10 * 1000
 
-func newProgressTracker(self int32, selfVoter bool, voters []int32, epochStart, selfEnd, now, checkQuorumMs int64) progressTracker {
+func newProgressTracker(self int32, selfDir [16]byte, set VoterSet, epochStart, selfEnd, now, checkQuorumMs int64) progressTracker {
 	p := progressTracker{
-		self: self, selfVoter: selfVoter, voters: voters,
+		self:             self,
 		replicas:         map[int32]*replicaState{},
+		observers:        map[replicaKey]*replicaState{},
+		selfState:        &replicaState{id: self, dir: selfDir, endOffset: selfEnd, lastFetchMs: -1, lastCaughtUpMs: -1},
 		epochStartOffset: epochStart,
 		hw:               -1,
 		fetchedVoters:    map[int32]bool{},
@@ -64,23 +79,83 @@ func newProgressTracker(self int32, selfVoter bool, voters []int32, epochStart, 
 		checkQuorumMs:    checkQuorumMs,
 		observerSweepAt:  now + observerSweepMs,
 	}
-	for _, v := range voters {
-		p.replicas[v] = &replicaState{id: v, voter: true, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
-	}
-	p.replicas[self].endOffset = selfEnd
+	p.setVoters(set)
 	return p
 }
 
-// fetched records a valid fetch position of replica id (never a diverging
-// one, KAFKA-13141) and reports whether the replica is a voter.
-func (p *progressTracker) fetched(id int32, dir [16]byte, fetchOffset, now int64) (voter bool) {
-	r := p.replicas[id]
-	if r == nil {
-		r = &replicaState{id: id, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
-		p.replicas[id] = r
+// setVoters makes set the one whose majority counts, as Apache's
+// LeaderState.updateLocalState does when a VotersRecord is appended: a new
+// voter keeps the progress it made as an observer, a removed one goes on
+// as an observer.
+func (p *progressTracker) setVoters(set VoterSet) {
+	old := p.replicas
+	p.set, p.voters, p.replicas = set, set.IDs(), map[int32]*replicaState{}
+	for _, r := range old {
+		if r != p.selfState {
+			r.voter = false
+			p.observers[replicaKey{r.id, r.dir}] = r
+		}
 	}
-	r.dir = dir
-	leaderLEO := p.replicas[p.self].endOffset
+	p.selfVoter = set.Has(p.self, p.selfState.dir)
+	p.selfState.voter = p.selfVoter
+	for _, v := range set {
+		if v.ID == p.self && p.selfVoter {
+			p.replicas[v.ID] = p.selfState
+			continue
+		}
+		r := p.takeObserver(v)
+		if r == nil {
+			r = &replicaState{id: v.ID, dir: v.DirectoryID, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
+		}
+		r.voter = true
+		p.replicas[v.ID] = r
+	}
+	for id := range p.fetchedVoters {
+		if p.replicas[id] == nil {
+			delete(p.fetchedVoters, id)
+		}
+	}
+}
+
+// takeObserver removes and returns the observer that is voter v, if one
+// has fetched.
+func (p *progressTracker) takeObserver(v Voter) *replicaState {
+	for k, r := range p.observers {
+		if v.matches(k.id, k.dir) {
+			delete(p.observers, k)
+			return r
+		}
+	}
+	return nil
+}
+
+// replica returns the state of the fetcher (id, dir), tracking a new
+// observer if it is none known.
+func (p *progressTracker) replica(id int32, dir [16]byte) *replicaState {
+	if r := p.replicas[id]; r != nil && r != p.selfState {
+		if v, _ := p.set.Get(id); v.matches(id, dir) {
+			return r
+		}
+	}
+	k := replicaKey{id, dir}
+	r := p.observers[k]
+	if r == nil {
+		r = &replicaState{id: id, dir: dir, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
+		p.observers[k] = r
+	}
+	return r
+}
+
+// fetched records a valid fetch position of replica (id, dir) (never a
+// diverging one, KAFKA-13141) and reports whether the replica is a voter.
+func (p *progressTracker) fetched(id int32, dir [16]byte, fetchOffset, now int64) (voter bool) {
+	r := p.replica(id, dir)
+	if !r.voter {
+		r.dir = dir
+	} else if v, _ := p.set.Get(id); v.DirectoryID == [16]byte{} {
+		r.dir = dir // a set without directory ids: show the one it fetches from
+	}
+	leaderLEO := p.selfState.endOffset
 	// Caught-up time as in Apache's ReplicaState.updateFollowerState.
 	if fetchOffset >= leaderLEO {
 		r.lastCaughtUpMs = max(r.lastCaughtUpMs, now)
@@ -106,9 +181,9 @@ func (p *progressTracker) maybeForgetObservers(now int64) {
 // Voters stay, fetching or not: the high watermark and check-quorum count
 // them. An observer that fetches again is tracked again from that fetch.
 func (p *progressTracker) forgetObservers(now int64) {
-	for id, r := range p.replicas {
-		if !r.voter && id != p.self && now-r.lastFetchMs >= observerExpiryMs {
-			delete(p.replicas, id)
+	for k, r := range p.observers {
+		if r != p.selfState && now-r.lastFetchMs >= observerExpiryMs {
+			delete(p.observers, k)
 		}
 	}
 }
@@ -116,7 +191,7 @@ func (p *progressTracker) forgetObservers(now int64) {
 // selfDurable moves the leader's own end offset to leo, its log being
 // durable below it; false if that is no progress.
 func (p *progressTracker) selfDurable(leo, now int64) bool {
-	self := p.replicas[p.self]
+	self := p.selfState
 	if leo <= self.endOffset {
 		return false
 	}
@@ -128,7 +203,7 @@ func (p *progressTracker) selfDurable(leo, now int64) bool {
 // heardFrom pushes the check-quorum deadline back once a majority of the
 // voters (the leader counts itself) fetched since it was last pushed.
 func (p *progressTracker) heardFrom(voter int32, now int64) {
-	if !slices.Contains(p.voters, voter) {
+	if !slices.Contains(p.voters, voter) || voter == p.self {
 		return
 	}
 	p.fetchedVoters[voter] = true
@@ -184,4 +259,12 @@ func (p *progressTracker) successors() []int32 {
 		return 0
 	})
 	return out
+}
+
+// caughtUp reports whether the observer (id, dir) may become a voter: it
+// has caught up with the leader at some point, and fetched within the last
+// hour (Apache's LeaderState.isReplicaCaughtUp).
+func (p *progressTracker) caughtUp(id int32, dir [16]byte, now int64) bool {
+	r := p.observers[replicaKey{id, dir}]
+	return r != nil && r.lastCaughtUpMs > 0 && r.lastFetchMs > 0 && r.lastFetchMs > now-caughtUpWindowMs
 }

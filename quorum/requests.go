@@ -6,6 +6,7 @@ package quorum
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -139,6 +140,17 @@ func (n *Node) expireRequests() {
 // backed off, except when a follower's fetch lost its connection to the
 // leader and should try a new one at once (noteLeaderGone).
 func (n *Node) handleFailure(out outRequest, err error) {
+	if out.key == keyUpdateVoter {
+		// A leader that does not serve UpdateRaftVoter (an older
+		// kraftd) must not hold up the fetches behind it; the next
+		// period asks again.
+		return
+	}
+	if out.key == keyApiVersions && n.lead != nil && n.sentInThisState(out) {
+		if c := n.lead.change; c != nil && c.apiVersions != 0 && c.voter.ID == out.to {
+			n.finishVoterChange(errRequestTimedOut, fmt.Sprintf("voter %d did not answer ApiVersions: %v", out.to, err))
+		}
+	}
 	if errors.Is(err, ErrPeerGone) && n.noteLeaderGone(out) {
 		return
 	}

@@ -58,6 +58,7 @@ func (n *Node) poll() {
 // leaveRole drops per-role state before any transition.
 func (n *Node) leaveRole() {
 	if n.lead != nil {
+		n.failVoterChange()
 		n.failParkedFetches()
 		n.lead = nil
 		n.proposals = nil // a leader's unflushed proposals die with it
@@ -139,19 +140,12 @@ func (n *Node) becomeLeader() {
 	n.leaveRole()
 	n.role, n.leaderID = RoleLeader, n.id
 	n.lead = &leaderState{
-		progress:      newProgressTracker(n.id, n.isVoter, n.voters, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
+		progress:      newProgressTracker(n.id, n.cfg.DirectoryID, n.voterSet, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
 		granting:      granting,
 		beginQuorumAt: n.now,
 		lastAppendMs:  n.now,
 	}
-	var records []VoterRecord
-	if n.cfg.KRaftVersion >= 1 {
-		for _, v := range n.voters {
-			records = append(records, VoterRecord{ID: v, Endpoints: n.cfg.Voters[v], MinKRaft: 0, MaxKRaft: 1})
-		}
-	}
-	b := startOfEpochBatch(n.endOffset, n.epoch, n.now, n.id, n.voters, granting, n.cfg.KRaftVersion, records)
-	n.appendBatches(b)
+	n.appendBatches(n.startOfEpochBatch(granting))
 }
 
 // becomeFollower follows leader in epoch; a vote is kept within the epoch.
@@ -162,6 +156,7 @@ func (n *Node) becomeFollower(epoch, leader int32) {
 	n.leaveRole()
 	n.role, n.epoch, n.leaderID = RoleFollower, epoch, leader
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.updateVoterAt, n.leaderUpdated = n.now+n.updateVoterPeriod(), false
 }
 
 // becomeResigned leaves leadership without persisting anything: the node

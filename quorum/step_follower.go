@@ -33,20 +33,39 @@ func stepFollower(n *Node, m Message, out outRequest) {
 		n.takeFetch(m.From, body)
 	case *kmsg.FetchSnapshotResponse:
 		n.takeSnapshotChunk(m.From, body)
+	case *kmsg.UpdateRaftVoterResponse:
+		if m.From == n.leaderID {
+			// The leader took the listeners (or cannot take any): as
+			// Apache, count it as hearing from the leader.
+			n.leaderUpdated = true
+			n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+		}
 	}
 }
 
 // tickFollower starts a pre-vote when a voter has not heard from its
-// leader within the fetch timeout.
+// leader within the fetch timeout. An observer then stops counting its
+// leader as live, as a voter's pre-vote does: it grants pre-votes again.
+// Under KIP-853 an observer may be a voter in the others' newer set, and
+// refusing every pre-vote for a leader it lost (Apache's observers do,
+// until they find a new one) can leave that set without a majority.
 func tickFollower(n *Node) {
-	if n.now >= n.fetchDeadline && n.isVoter {
+	if n.now < n.fetchDeadline {
+		return
+	}
+	if n.isVoter {
 		n.becomeProspective()
+	} else {
+		n.hasFetchedFromLeader = false
 	}
 }
 
 // pollFollower fetches from the leader. An observer that lost touch with it
 // falls back to asking a random voter, to find the leader again.
 func pollFollower(n *Node) {
+	if n.isVoter {
+		n.maybeSendUpdateVoter()
+	}
 	if n.isVoter || n.now < n.fetchDeadline {
 		n.maybeSendFetch(n.leaderID)
 	} else {

@@ -17,6 +17,15 @@ func stepLeader(n *Node, m Message, out outRequest) {
 		n.respond(m, n.serveFetchSnapshot(req))
 	case *kmsg.DescribeQuorumRequest:
 		n.respond(m, n.describeQuorum(req))
+	case *kmsg.AddRaftVoterRequest:
+		n.handleAddVoter(m, req)
+	case *kmsg.RemoveRaftVoterRequest:
+		n.handleRemoveVoter(m, req)
+	case *kmsg.UpdateRaftVoterRequest:
+		n.handleUpdateVoter(m, req)
+	}
+	if resp, ok := m.Response.(*kmsg.ApiVersionsResponse); ok {
+		n.takeApiVersions(m.ReqID, resp)
 	}
 }
 
@@ -30,6 +39,7 @@ func tickLeader(n *Node) {
 		return
 	}
 	n.expireParkedFetches()
+	n.expireVoterChange()
 	n.lead.progress.maybeForgetObservers(n.now)
 	// No idle record before this epoch's first commit: until then the shell
 	// has not seen the leader's high watermark, so its controller has not
@@ -44,9 +54,16 @@ func tickLeader(n *Node) {
 	}
 }
 
-// pollLeader resends BeginQuorumEpoch to every other voter each fetch
-// timeout / 2 (at once when the epoch starts).
-func pollLeader(n *Node) { n.sendBeginQuorum() }
+// pollLeader resigns once the voter set that removed the leader has
+// committed; else it resends BeginQuorumEpoch to every other voter each
+// fetch timeout / 2 (at once when the epoch starts).
+func pollLeader(n *Node) {
+	if n.lead.resignRequested {
+		n.becomeResigned(n.lead.progress.successors())
+		return
+	}
+	n.sendBeginQuorum()
+}
 
 func (n *Node) sendBeginQuorum() {
 	if n.now < n.lead.beginQuorumAt {

@@ -37,6 +37,9 @@ var (
 	// ErrTruncateBelowHighWatermark means a leader asked this node to drop
 	// committed data; the node stops (Apache treats it as fatal too).
 	ErrTruncateBelowHighWatermark = errors.New("quorum: leader asked to truncate below the high watermark")
+	// ErrNoVoterSet is returned by New when Config.Voters is empty and
+	// neither the log nor a snapshot names a voter set.
+	ErrNoVoterSet = errors.New("quorum: no voter set")
 	// ErrInconsistentLeader means two different leaders were seen in one
 	// epoch: a safety violation somewhere in the quorum.
 	ErrInconsistentLeader = errors.New("quorum: two leaders in one epoch")
@@ -158,6 +161,10 @@ type Message struct {
 	Request  kmsg.Request
 	Response kmsg.Response
 	Err      error
+	// Endpoint, on a request, is where To listens when it is no voter
+	// the shell knows of yet (the ApiVersions a leader sends a voter being
+	// added); the shell sends the request there.
+	Endpoint *Endpoint
 }
 
 // SnapshotChunk is a piece of a snapshot being downloaded from the leader.
@@ -207,13 +214,12 @@ type Config struct {
 	NodeID      int32
 	DirectoryID [16]byte
 	ClusterID   string
-	// Voters is the static voter set (controller.quorum.voters): id → listeners.
+	// Voters is the static voter set (controller.quorum.voters): id →
+	// listeners. It holds until the log or a snapshot names a voter set
+	// (voters.go); a dynamic quorum's node leaves it empty.
 	Voters map[int32][]Endpoint
 	// Endpoints are this node's own listeners, advertised as leader endpoints.
 	Endpoints []Endpoint
-	// KRaftVersion is the finalized kraft.version; at 1 the leader writes
-	// KRaftVersion and Voters control records at the start of each epoch.
-	KRaftVersion int16
 
 	ElectionTimeoutMs    int64 // 1000
 	FetchTimeoutMs       int64 // 2000

@@ -20,6 +20,8 @@ const (
 	errPositionOutOfRange    int16 = 99
 	errInconsistentClusterID int16 = 104
 	errInvalidVoterKey       int16 = 125
+	errDuplicateVoter        int16 = 126
+	errVoterNotFound         int16 = 127
 )
 
 // API keys and the newest versions the core speaks.
@@ -30,6 +32,10 @@ const (
 	keyEndQuorum      int16 = 54
 	keyDescribeQuorum int16 = 55
 	keyFetchSnapshot  int16 = 59
+	keyApiVersions    int16 = 18
+	keyAddVoter       int16 = 80
+	keyRemoveVoter    int16 = 81
+	keyUpdateVoter    int16 = 82
 )
 
 var newestVersion = map[int16]int16{
@@ -47,6 +53,15 @@ func (n *Node) version(peer int32, key int16) int16 {
 		}
 	}
 	return v
+}
+
+// voterDir is the directory id the voter set knows voter id by, zero when
+// none (a static set): Vote and BeginQuorumEpoch name it, as Apache's do,
+// so that a node of that id formatted anew (another directory, its vote
+// lost with its quorum-state) refuses with INVALID_VOTER_KEY.
+func (n *Node) voterDir(id int32) [16]byte {
+	v, _ := n.voterSet.Get(id)
+	return v.DirectoryID
 }
 
 func (n *Node) clusterIDPtr() *string {
@@ -68,6 +83,7 @@ func (n *Node) buildVoteRequest(to int32, preVote bool) *kmsg.VoteRequest {
 	p.CandidateEpoch = n.epoch
 	p.CandidateID = n.id
 	p.CandidateDirectoryID = n.cfg.DirectoryID
+	p.VoterDirectoryID = n.voterDir(to)
 	p.LastOffsetEpoch = n.lastEpoch
 	p.LastOffset = n.endOffset
 	p.PreVote = preVote
@@ -104,6 +120,7 @@ func (n *Node) buildBeginQuorumRequest(to int32) *kmsg.BeginQuorumEpochRequest {
 	req.ClusterID = n.clusterIDPtr()
 	req.VoterID = to
 	p := kmsg.NewBeginQuorumEpochRequestTopicPartition()
+	p.VoterDirectoryID = n.voterDir(to)
 	p.LeaderID = n.id
 	p.LeaderEpoch = n.epoch
 	t := kmsg.NewBeginQuorumEpochRequestTopic()
@@ -141,7 +158,7 @@ func (n *Node) buildEndQuorumRequest(to int32, preferred []int32) *kmsg.EndQuoru
 		if req.Version == 0 {
 			p.PreferredSuccessors = append(p.PreferredSuccessors, id)
 		} else {
-			p.PreferredCandidates = append(p.PreferredCandidates, kmsg.EndQuorumEpochRequestTopicPartitionPreferredCandidate{CandidateID: id})
+			p.PreferredCandidates = append(p.PreferredCandidates, kmsg.EndQuorumEpochRequestTopicPartitionPreferredCandidate{CandidateID: id, CandidateDirectoryID: n.voterDir(id)})
 		}
 	}
 	t := kmsg.NewEndQuorumEpochRequestTopic()
@@ -287,4 +304,36 @@ func (n *Node) fetchSnapshotResponse(version int16, topLevel, code int16) (*kmsg
 // __cluster_metadata partition 0 by name.
 func singlePartition(topics int, name string, partitions int, partition int32) bool {
 	return topics == 1 && name == MetadataTopic && partitions == 1 && partition == 0
+}
+
+func addVoterResponse(version, code int16, msg string) *kmsg.AddRaftVoterResponse {
+	resp := kmsg.NewPtrAddRaftVoterResponse()
+	resp.Version, resp.ErrorCode = version, code
+	if msg != "" {
+		resp.ErrorMessage = &msg
+	}
+	return resp
+}
+
+func removeVoterResponse(version, code int16, msg string) *kmsg.RemoveRaftVoterResponse {
+	resp := kmsg.NewPtrRemoveRaftVoterResponse()
+	resp.Version, resp.ErrorCode = version, code
+	if msg != "" {
+		resp.ErrorMessage = &msg
+	}
+	return resp
+}
+
+// updateVoterResponse names the leader as this node knows it, with its
+// endpoint on the default listener, as Apache's RaftUtil.updateVoterResponse.
+func (n *Node) updateVoterResponse(version, code int16) *kmsg.UpdateRaftVoterResponse {
+	resp := kmsg.NewPtrUpdateRaftVoterResponse()
+	resp.Version, resp.ErrorCode = version, code
+	resp.CurrentLeader.LeaderID, resp.CurrentLeader.LeaderEpoch = n.leaderID, n.epoch
+	if n.leaderID >= 0 {
+		if e, ok := endpointOn(n.endpointsOf(n.leaderID), n.defaultListener()); ok {
+			resp.CurrentLeader.Host, resp.CurrentLeader.Port = e.Host, int32(e.Port)
+		}
+	}
+	return resp
 }

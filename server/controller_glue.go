@@ -42,7 +42,7 @@ func (n *Node) attachController() {
 		DefaultPartitions:        n.cfg.NumPartitions,
 		DefaultReplicationFactor: n.cfg.DefaultReplicationFactor,
 		UncleanLeaderElection:    n.cfg.UncleanLeaderElection,
-		KRaftVersion:             n.disk.KRaftVersion,
+		KRaftVersion:             n.runner.Status().KRaftVersion,
 		AutoLeaderRebalance:      n.cfg.AutoLeaderRebalance,
 		LeaderImbalanceCheck:     time.Duration(n.cfg.LeaderImbalanceCheckS) * time.Second,
 		Incarnation:              incarnation,

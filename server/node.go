@@ -75,33 +75,21 @@ type Node struct {
 // NewNode builds the node's parts over an opened disk. Nothing runs until
 // Run.
 func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
-	voters, kraftVersion, err := disk.InitialVoters(cfg.StaticVoters())
-	if err != nil {
-		return nil, asConfigError(err)
-	}
 	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{})}
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
-	listener := cfg.ControllerListenerName[0]
-	if m, isTLS, err := cfg.listenerTLS(listener); err != nil {
+	if m, isTLS, err := cfg.listenerTLS(cfg.ControllerListenerName[0]); err != nil {
 		return nil, err
 	} else if isTLS {
 		n.peers.UseTLS(m)
-	}
-	for id, eps := range voters {
-		for _, e := range eps {
-			if e.Name == listener && id != cfg.NodeID {
-				n.peers.SetAddress(id, fmt.Sprintf("%s:%d", e.Host, e.Port))
-			}
-		}
 	}
 	var own []quorum.Endpoint
 	for _, e := range cfg.ControllerEndpoints() {
 		own = append(own, quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
 	}
+	var err error
 	n.runner, err = node.NewRunner(node.Config{
 		NodeID:               cfg.NodeID,
-		Voters:               voters,
-		KRaftVersion:         kraftVersion,
+		Voters:               cfg.StaticVoters(),
 		Endpoints:            own,
 		ElectionTimeoutMs:    int64(cfg.ElectionTimeoutMs),
 		FetchTimeoutMs:       int64(cfg.FetchTimeoutMs),
@@ -111,9 +99,9 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 		IdleIntervalMs:       int64(cfg.IdleIntervalMs),
 		Snapshots: node.SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
 			RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs},
-	}, disk, n.ctl, n.peers, log)
+	}, disk, n.ctl, peerBook{Peers: n.peers, listener: cfg.ControllerListenerName[0]}, log)
 	if err != nil {
-		return nil, err
+		return nil, asConfigError(err)
 	}
 	n.attachController()
 	return n, nil
@@ -192,7 +180,7 @@ func (n *Node) ClusterID() string { return n.disk.Meta.ClusterID }
 func (n *Node) Features() (map[string]int16, int64) {
 	levels, epoch := n.ctl.Features()
 	// As Apache's controller does, report the quorum's own kraft.version.
-	levels[controller.KRaftVersionFeature] = n.disk.KRaftVersion
+	levels[controller.KRaftVersionFeature] = n.Status().KRaftVersion
 	return levels, epoch
 }
 
@@ -214,11 +202,10 @@ func (n *Node) Controllers(listener string) []kmsg.DescribeClusterResponseBroker
 	if len(out) > 0 {
 		return sortBrokers(out)
 	}
-	voters, _, _ := n.disk.InitialVoters(n.cfg.StaticVoters())
-	for id, eps := range voters {
-		for _, e := range eps {
+	for _, v := range n.Status().Voters {
+		for _, e := range v.Endpoints {
 			if e.Name == listener {
-				out = append(out, kmsg.DescribeClusterResponseBroker{NodeID: id, Host: e.Host, Port: int32(e.Port)})
+				out = append(out, kmsg.DescribeClusterResponseBroker{NodeID: v.ID, Host: e.Host, Port: int32(e.Port)})
 			}
 		}
 	}
@@ -228,4 +215,22 @@ func (n *Node) Controllers(listener string) []kmsg.DescribeClusterResponseBroker
 func sortBrokers(b []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterResponseBroker {
 	sort.Slice(b, func(i, j int) bool { return b[i].NodeID < b[j].NodeID })
 	return b
+}
+
+// peerBook is the peer client as the node runtime drives it: it learns
+// where each voter of the current voter set listens, on the controller
+// listener, as the set changes.
+type peerBook struct {
+	*Peers
+	listener string
+}
+
+// SetEndpoints implements node.Endpoints.
+func (b peerBook) SetEndpoints(id int32, endpoints []quorum.Endpoint) {
+	for _, e := range endpoints {
+		if e.Name == b.listener {
+			b.SetAddress(id, fmt.Sprintf("%s:%d", e.Host, e.Port))
+			return
+		}
+	}
 }

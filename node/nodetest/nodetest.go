@@ -20,6 +20,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -73,8 +74,17 @@ type Config struct {
 	// dynamic quorum of itself: the bootstrap snapshot also holds
 	// kraft.version 1 and a VotersRecord naming this node alone (Voters
 	// is then ignored), and each start takes its voter set from the disk
-	// (node.Disk.InitialVoters), as kraftd start does.
+	// (quorum/voters.go), as kraftd start does.
 	Standalone bool
+	// InitialVoters, if set, formats the node as `kraftd format
+	// --initial-controllers` does, a dynamic quorum of these voters (each
+	// with its DirectoryID): the bootstrap snapshot holds kraft.version 1
+	// and their VotersRecord, whether or not this node is among them, and
+	// Voters is ignored.
+	InitialVoters map[int32][]quorum.Endpoint
+	// Endpoints are the node's own listeners; nil takes its entry in
+	// Voters or InitialVoters (StandaloneEndpoint when Standalone).
+	Endpoints []quorum.Endpoint
 	// Tune, if set, adjusts the node's configuration before each start.
 	Tune func(*node.Config)
 }
@@ -90,7 +100,9 @@ type Node struct {
 	fs     *storage.MemFS
 	crashR *rand.Rand
 	incarn uint64
-	now    int64 // the clock, in ms since the epoch
+	// formats counts the Reformats: the directory id changes with each.
+	formats int
+	now     int64 // the clock, in ms since the epoch
 
 	disk *node.Disk
 	node *node.Node
@@ -107,7 +119,11 @@ func New(cfg Config) (*Node, error) {
 		cfg.ClusterID = "nodetest-cluster"
 	}
 	h := &Node{cfg: cfg, fs: storage.NewMemFS(), crashR: rand.New(rand.NewPCG(uint64(cfg.ID), 0xc7a5))}
-	if err := format(h.fs, Dir, cfg.ClusterID, cfg.ID, cfg.Features, cfg.Standalone); err != nil {
+	initial := cfg.InitialVoters
+	if cfg.Standalone {
+		initial = map[int32][]quorum.Endpoint{cfg.ID: {StandaloneEndpoint}}
+	}
+	if err := format(h.fs, Dir, cfg.ClusterID, cfg.ID, cfg.Features, initial); err != nil {
 		return nil, err
 	}
 	return h, h.start()
@@ -119,28 +135,57 @@ func New(cfg Config) (*Node, error) {
 // given, the bootstrap snapshot 00000000000000000000-0000000000.checkpoint
 // holding them, as Apache 4.4's format lays them out.
 func Format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record) error {
-	return format(fsys, dir, clusterID, id, features, false)
+	return format(fsys, dir, clusterID, id, features, nil)
 }
 
-// format is Format, and with standalone also the initial voter set of a
-// dynamic quorum of node id alone in the bootstrap snapshot.
-func format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record, standalone bool) error {
-	var dirID uuid.UUID
-	dirID[0], dirID[14], dirID[15] = 0x6e, byte(id>>8), byte(id) // never a reserved id
-	meta := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: id, DirectoryID: dirID}
+// FormatDynamic is Format for a dynamic quorum, as `kraftd format
+// --initial-controllers` writes it: the bootstrap snapshot also holds
+// kraft.version 1 and the VotersRecord of initial (each voter with its
+// DirectoryID), whether or not node id is among them.
+func FormatDynamic(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	return format(fsys, dir, clusterID, id, features, initial)
+}
+
+// FormatDynamicAs is FormatDynamic with the node's directory id given (a
+// disk formatted again: ReformattedDirectoryID); the initial voters keep
+// their first ones.
+func FormatDynamicAs(fsys storage.FS, dir, clusterID string, id int32, dirID [16]byte, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	return formatDir(fsys, dir, clusterID, id, dirID, features, initial)
+}
+
+// DirectoryID is the directory.id a harness node of id is formatted with.
+func DirectoryID(id int32) [16]byte { return ReformattedDirectoryID(id, 0) }
+
+// ReformattedDirectoryID is the directory.id node id has after its
+// formats-th Reformat.
+func ReformattedDirectoryID(id int32, formats int) [16]byte {
+	var dirID [16]byte
+	dirID[0], dirID[1], dirID[14], dirID[15] = 0x6e, byte(formats), byte(id>>8), byte(id) // never a reserved id
+	return dirID
+}
+
+// format is Format, and with initial voters also the initial voter set of
+// a dynamic quorum in the bootstrap snapshot.
+func format(fsys storage.FS, dir, clusterID string, id int32, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	return formatDir(fsys, dir, clusterID, id, DirectoryID(id), features, initial)
+}
+
+// formatDir is format with the directory id given.
+func formatDir(fsys storage.FS, dir, clusterID string, id int32, dirID [16]byte, features []metadata.Record, initial map[int32][]quorum.Endpoint) error {
+	meta := storage.MetaProperties{Version: 1, ClusterID: clusterID, NodeID: id, DirectoryID: uuid.UUID(dirID)}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if len(features) > 0 || standalone {
+	if len(features) > 0 || len(initial) > 0 {
 		partition := dir + "/" + storage.MetadataLogDirName
 		f := metadata.SnapshotFile{Records: features}
-		if standalone {
-			e := StandaloneEndpoint
-			f.Extra = []metadata.ControlValue{&metadata.KRaftVersionRecord{KRaftVersion: 1}, &metadata.VotersRecord{Voters: []metadata.VotersRecordVoter{{
-				VoterId: id, VoterDirectoryId: dirID,
-				Endpoints:           []metadata.VotersRecordEndpoint{{Name: e.Name, Host: e.Host, Port: e.Port}},
-				KRaftVersionFeature: metadata.VotersRecordKRaftVersionFeature{MaxSupportedVersion: 1},
-			}}}}
+		if len(initial) > 0 {
+			set := quorum.VoterSet{}
+			for vid, eps := range initial {
+				set = append(set, quorum.Voter{ID: vid, DirectoryID: DirectoryID(vid), Endpoints: eps, MaxKRaft: 1})
+			}
+			slices.SortFunc(set, func(a, b quorum.Voter) int { return int(a.ID) - int(b.ID) })
+			f.Extra = []metadata.ControlValue{&metadata.KRaftVersionRecord{KRaftVersion: 1}, set.Record()}
 		}
 		snap := metadata.EncodeSnapshotFile(f, 0)
 		if err := fsys.MkdirAll(partition, 0o755); err != nil {
@@ -167,18 +212,21 @@ func (h *Node) start() error {
 	if idle == 0 {
 		idle = noIdleIntervalMs
 	}
-	voters, kraftVersion := h.cfg.Voters, int16(0)
-	if h.cfg.Standalone {
-		if voters, kraftVersion, err = disk.InitialVoters(nil); err != nil {
-			disk.Close()
-			return err
-		}
+	voters, endpoints := h.cfg.Voters, h.cfg.Voters[h.cfg.ID]
+	switch {
+	case h.cfg.Standalone:
+		// The quorum core reads the voter set from the disk.
+		voters, endpoints = nil, []quorum.Endpoint{StandaloneEndpoint}
+	case len(h.cfg.InitialVoters) > 0:
+		voters, endpoints = nil, h.cfg.InitialVoters[h.cfg.ID]
+	}
+	if h.cfg.Endpoints != nil {
+		endpoints = h.cfg.Endpoints
 	}
 	cfg := node.Config{
 		NodeID:         h.cfg.ID,
 		Voters:         voters,
-		KRaftVersion:   kraftVersion,
-		Endpoints:      voters[h.cfg.ID],
+		Endpoints:      endpoints,
 		IdleIntervalMs: idle,
 		// Snapshots only when the test asks (SnapshotNow), and no
 		// retention behind its back.
@@ -255,6 +303,11 @@ func (h *Node) Deliver(m quorum.Message) bool {
 	}
 	if m.Request == nil {
 		h.node.StepPeer(m)
+		return true
+	}
+	if req, ok := m.Request.(*kmsg.ApiVersionsRequest); ok {
+		// The server answers ApiVersions, not the node: answer as it does.
+		h.send(quorum.Message{From: h.cfg.ID, To: m.From, ReqID: m.ReqID, Response: ApiVersionsResponse(req)})
 		return true
 	}
 	h.Inbound(m.Request, func(resp kmsg.Response) {
@@ -350,6 +403,23 @@ func (h *Node) Restart() error {
 	return h.start()
 }
 
+// Reformat stops the node, replaces its disk with a freshly formatted one
+// under a new directory id (ReformattedDirectoryID), as a disk replaced
+// and formatted again with the same configuration, and starts it.
+func (h *Node) Reformat() error {
+	_ = h.Close()
+	h.formats++
+	h.fs = storage.NewMemFS()
+	initial := h.cfg.InitialVoters
+	if h.cfg.Standalone {
+		initial = map[int32][]quorum.Endpoint{h.cfg.ID: {StandaloneEndpoint}}
+	}
+	if err := formatDir(h.fs, Dir, h.cfg.ClusterID, h.cfg.ID, ReformattedDirectoryID(h.cfg.ID, h.formats), h.cfg.Features, initial); err != nil {
+		return err
+	}
+	return h.start()
+}
+
 // Close stops a running node cleanly.
 func (h *Node) Close() error {
 	if h.node == nil {
@@ -358,4 +428,14 @@ func (h *Node) Close() error {
 	err := h.node.Close(node.ErrStopped)
 	h.node, h.disk, h.sm, h.sync = nil, nil, nil, nil
 	return err
+}
+
+// ApiVersionsResponse is what kraftd's server answers a peer's ApiVersions
+// with, as far as the quorum reads it: the supported features.
+func ApiVersionsResponse(req *kmsg.ApiVersionsRequest) *kmsg.ApiVersionsResponse {
+	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
+	for _, f := range controller.SupportedFeatures {
+		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{Name: f.Name, MinVersion: f.Min, MaxVersion: f.Max})
+	}
+	return resp
 }

@@ -30,9 +30,9 @@ func TestStandaloneRestartsAfterRetentionDeletedBootstrapSnapshot(t *testing.T) 
 		t.Fatal(err)
 	}
 	defer h.Close()
-	want, wantKRaft, err := h.Disk().InitialVoters(nil)
-	if err != nil || wantKRaft != 1 || len(want) != 1 {
-		t.Fatalf("formatted voter set %v, kraft.version %d, %v", want, wantKRaft, err)
+	want, wantKRaft := h.Status().Voters, h.Status().KRaftVersion
+	if wantKRaft != 1 || len(want) != 1 {
+		t.Fatalf("formatted voter set %v, kraft.version %d", want, wantKRaft)
 	}
 	// lead runs election timeouts until the node leads (a restarted
 	// leader passes through Resigned and Unattached first).
@@ -76,9 +76,9 @@ func TestStandaloneRestartsAfterRetentionDeletedBootstrapSnapshot(t *testing.T) 
 	if err := h.Restart(); err != nil {
 		t.Fatalf("restart after retention: %v", err)
 	}
-	got, gotKRaft, err := h.Disk().InitialVoters(nil)
-	if err != nil || gotKRaft != wantKRaft || !reflect.DeepEqual(got, want) {
-		t.Fatalf("after the restart: voters %v, kraft.version %d, %v; want %v and %d", got, gotKRaft, err, want, wantKRaft)
+	got, gotKRaft := h.Status().Voters, h.Status().KRaftVersion
+	if gotKRaft != wantKRaft || !reflect.DeepEqual(got, want) {
+		t.Fatalf("after the restart: voters %v, kraft.version %d; want %v and %d", got, gotKRaft, want, wantKRaft)
 	}
 	lead()
 }

@@ -42,7 +42,7 @@ import (
 type checker struct {
 	s            *Sim
 	leaders      map[int32]int32    // epoch -> leader
-	votes        map[[2]int32]int32 // (voter, epoch) -> candidate granted
+	votes        map[[3]int32]int32 // (voter, its formats, epoch) -> candidate granted
 	durableEpoch map[int32]int32    // node -> highest epoch in its quorum-state
 	registry     map[batchKey]uint64
 	committed    map[int64]uint64
@@ -80,6 +80,9 @@ type nodeView struct {
 	role    quorum.Role
 	epoch   int32
 	lastAck int64
+	// voters is the voter set the node last acted on (kept while it is
+	// down, for the simulator's reformat rule).
+	voters quorum.VoterSet
 }
 
 type heldBatch struct {
@@ -89,7 +92,7 @@ type heldBatch struct {
 
 func newChecker(s *Sim) *checker {
 	return &checker{
-		s: s, leaders: map[int32]int32{}, votes: map[[2]int32]int32{}, durableEpoch: map[int32]int32{},
+		s: s, leaders: map[int32]int32{}, votes: map[[3]int32]int32{}, durableEpoch: map[int32]int32{},
 		registry: map[batchKey]uint64{}, committed: map[int64]uint64{}, hashes: map[int64][32]byte{}, maxHW: -1,
 		partitionLeaders: map[partitionEpoch]int32{},
 	}
@@ -196,10 +199,17 @@ func (c *checker) restarting(n *simNode) error {
 	return nil
 }
 
+// reformatted forgets what the node's replaced disk held: the new one
+// starts from nothing, under a new directory id.
+func (c *checker) reformatted(n *simNode) {
+	delete(c.durableEpoch, n.id)
+	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, lastAck: -1, voters: n.view.voters}
+}
+
 // started checks a node that just came up.
 func (c *checker) started(n *simNode) error {
 	st := n.node.Status()
-	n.view.role, n.view.epoch = st.Role, st.Epoch
+	n.view.role, n.view.epoch, n.view.voters = st.Role, st.Epoch, st.Voters
 	n.view.applied = n.ctl.Applied() + 1
 	return nil
 }
@@ -256,7 +266,8 @@ func (c *checker) answered(n *simNode, req kmsg.Request, resp kmsg.Response) {
 	if p.PreVote || !rp.VoteGranted {
 		return
 	}
-	key := [2]int32{n.id, p.CandidateEpoch}
+	// A voter formatted anew is another replica: its votes are its own.
+	key := [3]int32{n.id, int32(n.formats), p.CandidateEpoch}
 	if prev, ok := c.votes[key]; ok && prev != p.CandidateID {
 		c.fail(fmt.Errorf("vote durability violated: n%d granted its vote to %d and then %d in epoch %d", n.id, prev, p.CandidateID, p.CandidateEpoch))
 	}
@@ -340,8 +351,11 @@ func (c *checker) afterProcess(n *simNode) error {
 		if n.view.role != quorum.RoleLeader && c.maxHW > 0 && !c.holds(n, c.maxHW, c.maxHWChain) {
 			return fmt.Errorf("leader completeness violated: new leader n%d of epoch %d lacks committed offset %d", n.id, st.Epoch, c.maxHW)
 		}
+		if err := oneUncommittedVoterChange(n, st); err != nil {
+			return err
+		}
 	}
-	n.view.role, n.view.epoch = st.Role, st.Epoch
+	n.view.role, n.view.epoch, n.view.voters = st.Role, st.Epoch, st.Voters
 	return c.highWatermark(n, st.HighWatermark)
 }
 

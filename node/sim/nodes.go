@@ -25,11 +25,14 @@ type simNode struct {
 	s     *Sim
 	id    int32
 	voter bool
-	fs    *storage.MemFS
-	disk  *node.Disk
-	node  *node.Node
-	ctl   *controller.Controller
-	core  *controller.Core
+	// formats counts the times its disk was replaced and formatted again
+	// (a new directory id each time, reformat).
+	formats int
+	fs      *storage.MemFS
+	disk    *node.Disk
+	node    *node.Node
+	ctl     *controller.Controller
+	core    *controller.Core
 	// proposals are the core's, waiting to be handed to the runtime.
 	proposals []*node.Proposal
 	up        bool
@@ -46,11 +49,26 @@ type simNode struct {
 	view nodeView // the checker's picture of this node
 }
 
-// format writes what `kraftd format` writes for a static quorum.
+// format writes what `kraftd format` writes for a static quorum, or for a
+// dynamic one of the initial voters.
 func (s *Sim) format(n *simNode) {
-	if err := nodetest.Format(n.fs, metaDir, simClusterID, n.id, nil); err != nil {
+	var err error
+	if s.faults.Dynamic {
+		err = nodetest.FormatDynamicAs(n.fs, metaDir, simClusterID, n.id, n.dir(), nil, s.voters)
+	} else {
+		err = nodetest.Format(n.fs, metaDir, simClusterID, n.id, nil)
+	}
+	if err != nil {
 		panic(err) // a fresh MemFS always takes it
 	}
+}
+
+// dir is the node's directory id, as its disk was last formatted.
+func (n *simNode) dir() [16]byte { return nodetest.ReformattedDirectoryID(n.id, n.formats) }
+
+// endpoint is node id's controller listener.
+func endpoint(id int32) quorum.Endpoint {
+	return quorum.Endpoint{Name: "CONTROLLER", Host: "sim", Port: uint16(9000 + id)}
 }
 
 // start opens the node's directory and runs a new incarnation on it.
@@ -65,10 +83,14 @@ func (s *Sim) start(n *simNode) error {
 	}
 	n.disk = disk
 	n.ctl = controller.New(n.id, disk.Bootstrap)
+	static := s.voters
+	if s.faults.Dynamic {
+		static = nil // the core reads the voter set from the disk
+	}
 	cfg := node.Config{
 		NodeID:           n.id,
-		Voters:           s.voters,
-		Endpoints:        s.voters[n.id],
+		Voters:           static,
+		Endpoints:        []quorum.Endpoint{endpoint(n.id)},
 		RequestTimeoutMs: 800,
 		Snapshots:        node.SnapshotPolicy{MaxBytes: s.faults.SnapshotBytes, RetentionBytes: s.faults.RetentionBytes, RetentionMs: -1},
 		Broken:           s.opts.Broken,
@@ -119,6 +141,11 @@ func (s *Sim) crash(n *simNode) {
 func (n *simNode) inbound(m quorum.Message) {
 	s := n.s
 	incarn := n.incarn
+	if req, ok := m.Request.(*kmsg.ApiVersionsRequest); ok {
+		// The server answers ApiVersions, not the node.
+		s.net.send(s.now, quorum.Message{From: n.id, To: m.From, ReqID: m.ReqID, Response: nodetest.ApiVersionsResponse(req)})
+		return
+	}
 	n.open = append(n.open, m)
 	n.node.Inbound(m.Request, func(resp kmsg.Response) {
 		if resp == nil || !n.up || n.incarn != incarn {

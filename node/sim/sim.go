@@ -58,6 +58,14 @@ type Faults struct {
 	Brokers           int     // simulated brokers
 	BrokerAwayProb    float64 // per broker action: it goes away and comes back as a new incarnation
 	AdminProb         float64 // per step: an admin operation on topics
+	// Dynamic formats the quorum with --initial-controllers (kraft.version
+	// 1) instead of controller.quorum.voters; ReconfigProb is then, per
+	// step, the chance of an AddRaftVoter or RemoveRaftVoter at a leader.
+	Dynamic      bool
+	ReconfigProb float64
+	// ReformatProb is, per down node per step in a dynamic quorum, the
+	// chance its disk is replaced and formatted again (a new directory id).
+	ReformatProb float64
 }
 
 // Options configure one run.
@@ -111,6 +119,10 @@ func DrawFaults(r *rand.Rand) Faults {
 	if r.IntN(4) == 0 {
 		f.OldPeer = 1 + r.Int32N(int32(f.Voters))
 	}
+	// Drawn last, so the knobs above stay what they were for each seed.
+	if r.IntN(2) == 0 && f.OldPeer < 0 {
+		f.Dynamic, f.ReconfigProb, f.ReformatProb = true, r.Float64()*0.02, r.Float64()*0.01
+	}
 	return f
 }
 
@@ -146,6 +158,7 @@ type Stats struct {
 	Registrations, Heartbeats          int64 // answered without error
 	AlterPartitions                    int64 // ISR changes answered without error
 	TopicOps, TopicOpsOK, TopicUnknown int64 // admin operations, answered ok, of unknown outcome
+	VoterChanges, VoterChangesOK       int64 // AddRaftVoter and RemoveRaftVoter asked, answered ok
 }
 
 // Add sums two counts.
@@ -196,7 +209,7 @@ func newSim(opts Options) *Sim {
 	s.net = newNetwork(rand.New(rand.NewPCG(opts.Seed, 1)), &s.faults)
 	s.check = newChecker(s)
 	for i := 1; i <= s.faults.Voters; i++ {
-		s.voters[int32(i)] = []quorum.Endpoint{{Name: "CONTROLLER", Host: "sim", Port: uint16(9000 + i)}}
+		s.voters[int32(i)] = []quorum.Endpoint{endpoint(int32(i))}
 	}
 	add := func(id int32, voter bool) {
 		n := &simNode{s: s, id: id, voter: voter, fs: storage.NewMemFS()}
@@ -249,8 +262,23 @@ func (s *Sim) run() error {
 			return s.check.final()
 		}
 	}
-	return fmt.Errorf("liveness: no leader advanced the high watermark past %d within %d ms after healing (max committed %d)",
-		s.check.livenessFrom, int64(s.opts.LivenessSteps)*s.opts.StepMs, s.check.maxHW)
+	return fmt.Errorf("liveness: no leader advanced the high watermark past %d within %d ms after healing (max committed %d)%s",
+		s.check.livenessFrom, int64(s.opts.LivenessSteps)*s.opts.StepMs, s.check.maxHW, s.describeNodes())
+}
+
+// describeNodes lists each node's role, log end and voter set, for a
+// liveness failure's message.
+func (s *Sim) describeNodes() string {
+	var b strings.Builder
+	for _, n := range s.nodes {
+		if !n.up {
+			fmt.Fprintf(&b, "\n  n%d down", n.id)
+			continue
+		}
+		st := n.node.Status()
+		fmt.Fprintf(&b, "\n  n%d %s epoch=%d end=%d@%d hw=%d voter=%t voters=%v", n.id, st.Role, st.Epoch, st.EndOffset, st.LastEpoch, st.HighWatermark, st.IsVoter, st.Voters.IDs())
+	}
+	return b.String()
 }
 
 func (s *Sim) beginLiveness() error {
@@ -292,6 +320,9 @@ func (s *Sim) injectFaults() error {
 		}
 	}
 	for _, n := range s.nodes {
+		if f.Dynamic && !n.up && s.rand.Float64() < f.ReformatProb && s.mayReformat(n) {
+			s.reformat(n)
+		}
 		switch {
 		case n.up && s.rand.Float64() < f.CrashProb:
 			s.crash(n)
@@ -334,6 +365,7 @@ func (s *Sim) step() error {
 		}
 	}
 	s.workload()
+	s.reconfigWork()
 	s.clusterWork()
 	for _, n := range s.nodes {
 		if n.up {
