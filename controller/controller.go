@@ -129,6 +129,15 @@ func (c *Controller) RegisteredControllers() map[int32]metadata.RegisterControll
 	return maps.Clone(c.image.Controllers)
 }
 
+// ScramCredential is the committed image's SCRAM credential of user for
+// mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512).
+func (c *Controller) ScramCredential(user string, mechanism int8) (metadata.UserScramCredentialRecord, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	rec, ok := c.image.Scram[metadata.ScramKey{Name: user, Mechanism: mechanism}]
+	return rec, ok
+}
+
 // PartitionState is one partition as the committed image holds it.
 type PartitionState struct {
 	TopicID             [16]byte

@@ -89,6 +89,8 @@ type Config struct {
 	// stores.
 	TLS         map[string]*TLSSettings
 	tlsMaterial map[string]*tlsMaterial
+	// SASL holds each SASL_PLAINTEXT listener's sasl.* settings.
+	SASL map[string]*SASLSettings
 
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
@@ -184,8 +186,14 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	if err := refuseSecurity(props, c.sslListeners()); err != nil {
+	if err := refuseSecurity(props, c.sslListeners(), c.saslListeners()); err != nil {
 		return nil, err
+	}
+	for _, name := range c.saslListeners() {
+		if c.SASL == nil {
+			c.SASL = map[string]*SASLSettings{}
+		}
+		c.SASL[name] = p.saslSettings(name)
 	}
 	for _, name := range c.sslListeners() {
 		if c.TLS == nil {
@@ -410,7 +418,8 @@ func (p *parser) endpoints(key string) []Endpoint {
 
 // securityProtocols reads listener.security.protocol.map for the
 // listeners. Apache maps a controller listener missing from a defaulted
-// map to PLAINTEXT. PLAINTEXT and SSL are served; SASL is not yet.
+// map to PLAINTEXT. PLAINTEXT, SSL and SASL_PLAINTEXT are served;
+// SASL_SSL is not yet.
 func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoint) map[string]string {
 	const key = "listener.security.protocol.map"
 	m := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
@@ -438,9 +447,9 @@ func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoin
 		switch {
 		case !ok:
 			p.setErr(key, fmt.Errorf("has no security protocol for listener %s", l.Name))
-		case proto == "SASL_PLAINTEXT" || proto == "SASL_SSL":
-			p.setErr(key, fmt.Errorf("listener %s uses %s; kraftd serves PLAINTEXT and SSL, not SASL yet", l.Name, proto))
-		case proto != "PLAINTEXT" && proto != "SSL":
+		case proto == "SASL_SSL":
+			p.setErr(key, fmt.Errorf("listener %s uses %s; kraftd serves PLAINTEXT, SSL and SASL_PLAINTEXT, not SASL_SSL yet", l.Name, proto))
+		case proto != "PLAINTEXT" && proto != "SSL" && proto != "SASL_PLAINTEXT":
 			p.setErr(key, fmt.Errorf("listener %s uses %s, which is no security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)", l.Name, proto))
 		}
 		out[l.Name] = proto

@@ -33,7 +33,7 @@ const defaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.
 // and is warned about as unused. The ssl.* keys kraftd honours (tlsKeys)
 // pass when they apply to an SSL listener: at the top level when any
 // listener is SSL, under listener.name.<l>. when l is.
-func refuseSecurity(props map[string]string, sslListeners []string) error {
+func refuseSecurity(props map[string]string, sslListeners, saslListeners []string) error {
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
@@ -47,6 +47,12 @@ func refuseSecurity(props map[string]string, sslListeners []string) error {
 		if applies, honoured := honouredTLSKey(k, sslListeners); honoured {
 			if !applies && asksForSecurity(k, v) {
 				return &ConfigError{Key: k, Err: errNoSSLListener}
+			}
+			continue
+		}
+		if applies, honoured := honouredSASLKey(k, saslListeners); honoured {
+			if !applies && asksForSecurity(k, v) {
+				return &ConfigError{Key: k, Err: errNoSASLListener}
 			}
 			continue
 		}
@@ -104,6 +110,10 @@ func asksForSecurity(key, value string) bool {
 		return !strings.EqualFold(value, "none")
 	case "principal.builder.class":
 		return value != defaultPrincipalBuilder
+	case "connections.max.reauth.ms":
+		// Re-authentication (KIP-368) is not served; ignoring the key
+		// would keep sessions open longer than asked.
+		return value != "0"
 	}
 	if strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") {
 		return true

@@ -24,8 +24,9 @@ type Request struct {
 	Body     kmsg.Request
 	Listener string
 	Remote   net.Addr
-	// Principal is who the connection proved to be: the mapped
-	// certificate DN on mutual TLS, else ANONYMOUS.
+	// Principal is who the connection proved to be: User:<name> on a
+	// SASL listener, the mapped certificate DN on mutual TLS, else
+	// ANONYMOUS.
 	Principal Principal
 	// Ctx is cancelled when the connection closes or the server stops, so a
 	// waiting handler (a parked Fetch) can give up.
@@ -35,6 +36,16 @@ type Request struct {
 // serveConn runs one connection: the calling goroutine reads and dispatches
 // each request to a goroutine of its own; responses leave in request order.
 func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, principal Principal) {
+	r := bufio.NewReaderSize(c, 64*1024)
+	if sasl := s.cfg.SASL[listener]; sasl != nil {
+		log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
+		p, ok := s.authenticate(ctx, c, r, sasl, log)
+		if !ok {
+			c.Close()
+			return
+		}
+		principal = p
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Str("principal", principal.String()).Logger()
 	resp := newResponder(c, cancel, s.cfg.QueuedMaxRequests, s.idle())
@@ -46,7 +57,6 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 		c.Close()
 	}()
 
-	r := bufio.NewReaderSize(c, 64*1024)
 	for {
 		frame, err := s.readFrame(ctx, c, r, resp)
 		if err != nil {

@@ -184,6 +184,11 @@ func (n *Node) Features() (map[string]int16, int64) {
 	return levels, epoch
 }
 
+// ScramCredential implements ScramCredentialSource.
+func (n *Node) ScramCredential(user string, mechanism int8) (metadata.UserScramCredentialRecord, bool) {
+	return n.ctl.ScramCredential(user, mechanism)
+}
+
 // ActiveController implements Backend.
 func (n *Node) ActiveController() int32 { return n.Status().LeaderID }
 

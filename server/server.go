@@ -126,6 +126,9 @@ func (s *Server) protocol(listener string) string {
 	if s.tls[listener] != nil {
 		return "SSL"
 	}
+	if s.cfg.SASL[listener] != nil {
+		return "SASL_PLAINTEXT"
+	}
 	return "PLAINTEXT"
 }
 

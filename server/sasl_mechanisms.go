@@ -1,0 +1,143 @@
+package server
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+
+	"github.com/xdg-go/scram"
+
+	"github.com/kraftd/kraftd/metadata"
+)
+
+// saslExchange is the server side of one mechanism's conversation.
+type saslExchange interface {
+	// step takes the client's next token and returns the server's answer;
+	// done is true once the client has proved who it is. An error is a
+	// failed authentication, worded for the log without any credential.
+	step(token []byte) (answer []byte, done bool, err error)
+	// user is the authenticated name once done.
+	user() string
+}
+
+// errBadCredentials is every PLAIN and SCRAM failure that a wrong user
+// name or password causes: the log says no more, so that it cannot be
+// used to learn which user names exist.
+var errBadCredentials = errors.New("invalid user name or password")
+
+// ScramCredentialSource is what a Backend also implements to serve SCRAM:
+// the UserScramCredentialRecords of the committed metadata image, by user
+// and mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512).
+type ScramCredentialSource interface {
+	ScramCredential(user string, mechanism int8) (metadata.UserScramCredentialRecord, bool)
+}
+
+// newSASLExchange starts mechanism for a connection to a listener.
+func (s *Server) newSASLExchange(mechanism string, settings *SASLSettings) (saslExchange, error) {
+	switch mechanism {
+	case mechPlain:
+		return &plainExchange{users: settings.PlainUsers}, nil
+	case mechScramSHA256:
+		return s.newScramExchange(scram.SHA256, 1)
+	case mechScramSHA512:
+		return s.newScramExchange(scram.SHA512, 2)
+	}
+	return nil, fmt.Errorf("mechanism %s is not served", mechanism)
+}
+
+// plainExchange is RFC 4616 PLAIN: one token, [authzid] NUL user NUL
+// password, checked against the listener's JAAS users.
+type plainExchange struct {
+	users map[string]Secret
+	name  string
+}
+
+func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
+	authzid, user, password, err := parsePlainToken(token)
+	if err != nil {
+		return nil, false, err
+	}
+	want, ok := p.users[user]
+	// Compare even for an unknown user, so timing does not tell.
+	match := subtle.ConstantTimeCompare([]byte(want.Value), []byte(password)) == 1
+	if !ok || !match {
+		return nil, false, errBadCredentials
+	}
+	if authzid != "" && authzid != user {
+		return nil, false, errors.New("the client asked for an authorization id other than its user name")
+	}
+	p.name = user
+	return []byte{}, true, nil
+}
+
+func (p *plainExchange) user() string { return p.name }
+
+// parsePlainToken splits a PLAIN token into its three fields, refusing
+// (as Apache does) a token with any other number, or an empty user name
+// or password.
+func parsePlainToken(token []byte) (authzid, user, password string, err error) {
+	parts := bytes.Split(token, []byte{0})
+	if len(parts) != 3 {
+		return "", "", "", fmt.Errorf("the PLAIN token has %d fields, not 3", len(parts))
+	}
+	if len(parts[1]) == 0 {
+		return "", "", "", errors.New("the PLAIN token names no user")
+	}
+	if len(parts[2]) == 0 {
+		return "", "", "", errors.New("the PLAIN token has no password")
+	}
+	return string(parts[0]), string(parts[1]), string(parts[2]), nil
+}
+
+// scramExchange is RFC 5802 SCRAM through github.com/xdg-go/scram, with
+// the stored keys of the metadata image.
+type scramExchange struct {
+	conv *scram.ServerConversation
+}
+
+func (s *Server) newScramExchange(hash scram.HashGeneratorFcn, mechanism int8) (saslExchange, error) {
+	src, ok := s.backend.(ScramCredentialSource)
+	if !ok {
+		return nil, errors.New("this node has no SCRAM credentials to check against")
+	}
+	lookup := func(user string) (scram.StoredCredentials, error) {
+		rec, ok := src.ScramCredential(user, mechanism)
+		if !ok {
+			return scram.StoredCredentials{}, errBadCredentials
+		}
+		return scram.StoredCredentials{
+			KeyFactors: scram.KeyFactors{Salt: string(rec.Salt), Iters: int(rec.Iterations)},
+			StoredKey:  rec.StoredKey, ServerKey: rec.ServerKey,
+		}, nil
+	}
+	srv, err := hash.NewServer(lookup)
+	if err != nil {
+		return nil, err
+	}
+	return &scramExchange{conv: srv.NewConversation()}, nil
+}
+
+func (e *scramExchange) step(token []byte) ([]byte, bool, error) {
+	answer, err := e.conv.Step(string(token))
+	if err != nil {
+		// The library's errors name no secret, but a wrong proof and an
+		// unknown user must read alike.
+		if e.conv.Done() || errors.Is(err, errBadCredentials) {
+			return nil, false, errBadCredentials
+		}
+		return nil, false, fmt.Errorf("the SCRAM exchange failed: %v", err)
+	}
+	if !e.conv.Done() {
+		return []byte(answer), false, nil
+	}
+	if !e.conv.Valid() {
+		return nil, false, errBadCredentials
+	}
+	if z := e.conv.AuthzID(); z != "" && z != e.conv.Username() {
+		return nil, false, errors.New("the client asked for an authorization id other than its user name")
+	}
+	return []byte(answer), true, nil
+}
+
+func (e *scramExchange) user() string { return e.conv.Username() }

@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
+	"github.com/xdg-go/scram"
+
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/protocol"
+)
+
+const testPlainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required
+	username="admin" password="admin-secret"
+	user_admin="admin-secret" user_alice="alice-secret";`
+
+func saslProps(t *testing.T, extra map[string]string) map[string]string {
+	p := map[string]string{
+		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
+		"listeners": "CONTROLLER://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"listener.security.protocol.map":                   "CONTROLLER:SASL_PLAINTEXT",
+		"listener.name.controller.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+		"listener.name.controller.plain.sasl.jaas.config":  testPlainJAAS,
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// scramBackend serves SCRAM credentials as a metadata image holds them.
+type scramBackend struct {
+	*principalBackend
+	creds map[metadata.ScramKey]metadata.UserScramCredentialRecord
+}
+
+func (b *scramBackend) ScramCredential(user string, mech int8) (metadata.UserScramCredentialRecord, bool) {
+	r, ok := b.creds[metadata.ScramKey{Name: user, Mechanism: mech}]
+	return r, ok
+}
+
+// addScram stores user's credential as `kafka-storage format --add-scram`
+// would write it.
+func (b *scramBackend) addScram(t *testing.T, hash scram.HashGeneratorFcn, mech int8, user, password string) {
+	c, err := hash.NewClient(user, password, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := []byte("a-test-salt-" + user)
+	sc := c.GetStoredCredentials(scram.KeyFactors{Salt: string(salt), Iters: 4096})
+	b.creds[metadata.ScramKey{Name: user, Mechanism: mech}] = metadata.UserScramCredentialRecord{
+		Name: user, Mechanism: mech, Salt: salt, StoredKey: sc.StoredKey, ServerKey: sc.ServerKey, Iterations: 4096}
+}
+
+func startSASLServer(t *testing.T, props map[string]string) (string, *scramBackend, *syncBuffer) {
+	t.Helper()
+	s, _, pb, logs := startTLSServer(t, props)
+	b := &scramBackend{pb, map[metadata.ScramKey]metadata.UserScramCredentialRecord{}}
+	s.backend = b
+	return s.Addr("CONTROLLER").String(), b, logs
+}
+
+// saslLogin drives mechanism m over c with SaslHandshake v1 and
+// SaslAuthenticate v2, as franz-go's client does; it returns the last
+// SaslAuthenticate error code.
+func saslLogin(t *testing.T, c *testConn, m sasl.Mechanism) int16 {
+	t.Helper()
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = m.Name()
+	c.send(hs, 1)
+	if _, resp := c.recv(hs); resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+		return resp.(*kmsg.SASLHandshakeResponse).ErrorCode
+	}
+	session, token, err := m.Authenticate(context.Background(), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for corr := int32(2); ; corr++ {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SetVersion(2)
+		auth.SASLAuthBytes = token
+		c.send(auth, corr)
+		_, r := c.recv(auth)
+		resp := r.(*kmsg.SASLAuthenticateResponse)
+		if resp.ErrorCode != 0 {
+			return resp.ErrorCode
+		}
+		var done bool
+		done, token, err = session.Challenge(resp.SASLAuthBytes)
+		if err != nil {
+			t.Fatalf("client refused the server's answer: %v", err)
+		}
+		if done {
+			return 0
+		}
+	}
+}
+
+func TestSASLPlainAuthenticatesPrincipal(t *testing.T) {
+	addr, b, _ := startSASLServer(t, saslProps(t, nil))
+	c := dial(t, addr)
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.SetVersion(3)
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
+	c.send(av, 0)
+	c.recv(av)
+	if code := saslLogin(t, c, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()); code != 0 {
+		t.Fatalf("error %v", kerr.ErrorForCode(code))
+	}
+	sendVote(c)
+	if p := <-b.seen; p.String() != "User:alice" {
+		t.Fatalf("principal %s", p)
+	}
+}
+
+func TestSASLPlainWrongPasswordFailsAndCloses(t *testing.T) {
+	addr, _, logs := startSASLServer(t, saslProps(t, nil))
+	for _, auth := range []plain.Auth{{User: "alice", Pass: "not-alices-password"}, {User: "mallory", Pass: "alice-secret"}} {
+		c := dial(t, addr)
+		if code := saslLogin(t, c, auth.AsMechanism()); code != kerr.SaslAuthenticationFailed.Code {
+			t.Fatalf("%s: error code %d", auth.User, code)
+		}
+		if !c.closed() {
+			t.Fatal("connection stays open after a failed authentication")
+		}
+	}
+	logs.waitLog(t, "SASL authentication failed", "invalid user name or password", "127.0.0.1:", `"mechanism":"PLAIN"`)
+	if out := logs.String(); strings.Contains(out, "not-alices-password") || strings.Contains(out, "alice-secret") {
+		t.Fatalf("a password reached the log:\n%s", out)
+	}
+}
+
+func TestSASLNothingServedBeforeAuthentication(t *testing.T) {
+	addr, b, logs := startSASLServer(t, saslProps(t, nil))
+	c := dial(t, addr)
+	v := kmsg.NewPtrVoteRequest()
+	v.SetVersion(1)
+	c.send(v, 1)
+	if !c.closed() {
+		t.Fatal("a Vote before authentication was not refused")
+	}
+	select {
+	case p := <-b.seen:
+		t.Fatalf("Vote reached the quorum as %s", p)
+	default:
+	}
+	logs.waitLog(t, "Vote before SASL authentication completed")
+
+	// A SaslAuthenticate before the handshake is refused the same way.
+	c = dial(t, addr)
+	auth := kmsg.NewPtrSASLAuthenticateRequest()
+	auth.SetVersion(2)
+	c.send(auth, 1)
+	if !c.closed() {
+		t.Fatal("SaslAuthenticate before SaslHandshake was served")
+	}
+}
+
+func TestSASLUnknownMechanismIsRefused(t *testing.T) {
+	addr, _, logs := startSASLServer(t, saslProps(t, map[string]string{"listener.name.controller.sasl.enabled.mechanisms": "PLAIN"}))
+	c := dial(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "SCRAM-SHA-512"
+	c.send(hs, 1)
+	_, r := c.recv(hs)
+	resp := r.(*kmsg.SASLHandshakeResponse)
+	if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || strings.Join(resp.SupportedMechanisms, ",") != "PLAIN" {
+		t.Fatalf("%+v", resp)
+	}
+	if !c.closed() {
+		t.Fatal("connection stays open")
+	}
+	logs.waitLog(t, "SCRAM-SHA-512", "this listener enables")
+}
+
+func TestSASLScramAuthenticatesFromImageCredentials(t *testing.T) {
+	addr, b, _ := startSASLServer(t, saslProps(t, nil))
+	b.addScram(t, scram.SHA256, 1, "carol", "carol-secret")
+	b.addScram(t, scram.SHA512, 2, "dave", "dave-secret")
+	for _, tc := range []struct {
+		m    sasl.Mechanism
+		want int16
+		user string
+	}{
+		{kscram.Auth{User: "carol", Pass: "carol-secret"}.AsSha256Mechanism(), 0, "carol"},
+		{kscram.Auth{User: "dave", Pass: "dave-secret"}.AsSha512Mechanism(), 0, "dave"},
+		{kscram.Auth{User: "dave", Pass: "wrong"}.AsSha512Mechanism(), kerr.SaslAuthenticationFailed.Code, ""},
+		// carol has no SCRAM-SHA-512 credential.
+		{kscram.Auth{User: "carol", Pass: "carol-secret"}.AsSha512Mechanism(), kerr.SaslAuthenticationFailed.Code, ""},
+	} {
+		c := dial(t, addr)
+		if code := saslLogin(t, c, tc.m); code != tc.want {
+			t.Fatalf("%s for %s: code %d, want %d", tc.m.Name(), tc.user, code, tc.want)
+		}
+		if tc.want != 0 {
+			if !c.closed() {
+				t.Fatal("connection stays open after a failed authentication")
+			}
+			continue
+		}
+		sendVote(c)
+		if p := <-b.seen; p.String() != "User:"+tc.user {
+			t.Fatalf("principal %s", p)
+		}
+	}
+}
+
+func TestSASLHandshakeV0ExchangesBareTokens(t *testing.T) {
+	addr, b, _ := startSASLServer(t, saslProps(t, nil))
+	c := dial(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(0)
+	hs.Mechanism = "PLAIN"
+	c.send(hs, 1)
+	if _, r := c.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+		t.Fatal(r)
+	}
+	c.raw(protocol.AppendFrame(nil, []byte("\x00alice\x00alice-secret")))
+	answer := make([]byte, 4)
+	if _, err := c.Read(answer); err != nil || string(answer) != "\x00\x00\x00\x00" {
+		t.Fatalf("answer %q, %v", answer, err)
+	}
+	sendVote(c)
+	if p := <-b.seen; p.String() != "User:alice" {
+		t.Fatalf("principal %s", p)
+	}
+}
+
+func TestSASLRequestsAfterAuthenticationAreIllegal(t *testing.T) {
+	addr, _, _ := startSASLServer(t, saslProps(t, nil))
+	c := dial(t, addr)
+	if code := saslLogin(t, c, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()); code != 0 {
+		t.Fatal(code)
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	c.send(hs, 9)
+	if _, r := c.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != kerr.IllegalSaslState.Code {
+		t.Fatal(r)
+	}
+}
+
+func TestSASLConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change map[string]string
+		key    string
+		want   string
+	}{
+		{"no mechanisms", map[string]string{"listener.name.controller.sasl.enabled.mechanisms": ""}, "sasl.enabled.mechanisms", "GSSAPI"},
+		{"GSSAPI", map[string]string{"listener.name.controller.sasl.enabled.mechanisms": "GSSAPI"}, "listener.name.controller.sasl.enabled.mechanisms", "kraftd serves"},
+		{"PLAIN without JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": ""}, "listener.name.controller.plain.sasl.jaas.config", "is required"},
+		{"wrong module", map[string]string{"listener.name.controller.plain.sasl.jaas.config": scramLoginModule + " required;"}, "listener.name.controller.plain.sasl.jaas.config", "needs"},
+		{"bad JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="x"`}, "listener.name.controller.plain.sasl.jaas.config", "semicolon"},
+		{"SASL_SSL", map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "listener.security.protocol.map", "not SASL_SSL yet"},
+		{"reauth", map[string]string{"connections.max.reauth.ms": "60000"}, "connections.max.reauth.ms", "does not honour"},
+		{"other listener", map[string]string{"listener.name.other.sasl.enabled.mechanisms": "PLAIN"}, "listener.name.other.sasl.enabled.mechanisms", "no listener"},
+		{"kerberos", map[string]string{"sasl.kerberos.service.name": "kafka"}, "sasl.kerberos.service.name", "does not honour"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			props := saslProps(t, nil)
+			for k, v := range tc.change {
+				if v == "" {
+					delete(props, k)
+				} else {
+					props[k] = v
+				}
+			}
+			_, err := ParseConfig(props)
+			var ce *ConfigError
+			if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want key %s and %q", err, tc.key, tc.want)
+			}
+			if strings.Contains(err.Error(), "secret") {
+				t.Fatalf("a password reached the error: %v", err)
+			}
+		})
+	}
+	cfg, err := ParseConfig(saslProps(t, map[string]string{"sasl.enabled.mechanisms": "PLAIN"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.SASL["CONTROLLER"]
+	if len(s.Mechanisms) != 3 || s.PlainUsers["alice"].Value != "alice-secret" || len(s.PlainUsers) != 2 {
+		t.Fatalf("%+v", s)
+	}
+}
