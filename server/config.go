@@ -194,6 +194,9 @@ func ParseConfig(props map[string]string) (*Config, error) {
 			c.SASL = map[string]*SASLSettings{}
 		}
 		c.SASL[name] = p.saslSettings(name)
+		if len(c.ControllerListenerName) > 0 && name == c.ControllerListenerName[0] && p.err == nil {
+			c.SASL[name].Client = p.saslClient(name, c.SASL[name].Mechanisms)
+		}
 	}
 	for _, name := range c.sslListeners() {
 		if c.TLS == nil {

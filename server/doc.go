@@ -8,7 +8,7 @@
 // truststore (read again when replaced on disk), the TLS handshake that
 // comes before any request is read, the SASL exchange (PLAIN, SCRAM) that
 // comes before any other request on a SASL listener, the peer client's
-// TLS, and the principal each connection carries (ANONYMOUS, the mapped DN
+// TLS and SASL, and the principal each connection carries (ANONYMOUS, the mapped DN
 // of a client certificate, or the SASL user) for authorization to use.
 //
 // It must never hold consensus or cluster state of its own: that lives in

@@ -82,6 +82,9 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	} else if isTLS {
 		n.peers.UseTLS(m)
 	}
+	if s := cfg.SASL[cfg.ControllerListenerName[0]]; s != nil && s.Client != nil {
+		n.peers.UseSASL(s.Client)
+	}
 	var own []quorum.Endpoint
 	for _, e := range cfg.ControllerEndpoints() {
 		own = append(own, quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})

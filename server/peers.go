@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,9 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
@@ -45,6 +49,9 @@ type Peers struct {
 	// reached with its security protocol, keystore and truststore, as an
 	// Apache controller reaches them.
 	tls *tlsMaterial
+	// sasl, when set, is how peers are authenticated to on a SASL
+	// controller listener.
+	sasl *SASLClient
 
 	mu    sync.Mutex
 	peers map[int32]*peer
@@ -62,7 +69,8 @@ type peer struct {
 	busy     atomic.Int32 // 1 while a request is in flight
 	// lastTLSFailure is the last handshake failure logged, so a peer
 	// retried every backoff is logged once per distinct reason.
-	lastTLSFailure string
+	lastTLSFailure  string
+	lastSASLFailure string
 }
 
 type outbound struct {
@@ -247,6 +255,10 @@ func (p *Peers) connect(pr *peer) (*peerConn, error) {
 	pr.vmu.Lock()
 	pr.versions = versions
 	pr.vmu.Unlock()
+	if err := p.login(pr, conn); err != nil {
+		c.Close()
+		return nil, err
+	}
 	return conn, nil
 }
 
@@ -342,4 +354,98 @@ func (p *Peers) Pending() int {
 		n += len(pr.queue) + int(pr.busy.Load())
 	}
 	return n
+}
+
+// UseSASL makes every later connection authenticate with c after
+// ApiVersions, as an Apache controller's raft client does.
+func (p *Peers) UseSASL(c *SASLClient) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sasl = c
+}
+
+// saslMechanism is franz-go's client side of c's mechanism: kraftd does not
+// write its own SASL client either.
+func saslMechanism(c *SASLClient) (sasl.Mechanism, error) {
+	switch c.Mechanism {
+	case mechPlain:
+		return plain.Auth{User: c.User, Pass: c.Password.Value}.AsMechanism(), nil
+	case mechScramSHA256:
+		return scram.Auth{User: c.User, Pass: c.Password.Value}.AsSha256Mechanism(), nil
+	case mechScramSHA512:
+		return scram.Auth{User: c.User, Pass: c.Password.Value}.AsSha512Mechanism(), nil
+	}
+	return nil, fmt.Errorf("mechanism %s is not served", c.Mechanism)
+}
+
+// login authenticates conn to peer pr with SaslHandshake v1 and
+// SaslAuthenticate; a failure is logged once per distinct reason.
+func (p *Peers) login(pr *peer, conn *peerConn) error {
+	p.mu.Lock()
+	c := p.sasl
+	p.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	err := p.saslExchange(pr, conn, c)
+	if err != nil {
+		if msg := err.Error(); msg != pr.lastSASLFailure {
+			pr.lastSASLFailure = msg
+			p.log.Warn().Int32("peer", pr.id).Str("addr", pr.addr).Str("mechanism", c.Mechanism).Str("reason", msg).
+				Msg("SASL authentication with peer failed; closing connection")
+		}
+		return fmt.Errorf("server: SASL with node %d: %w", pr.id, err)
+	}
+	pr.lastSASLFailure = ""
+	return nil
+}
+
+func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *SASLClient) error {
+	m, err := saslMechanism(c)
+	if err != nil {
+		return err
+	}
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = c.Mechanism
+	resp, err := p.roundTrip(pr, conn, hs)
+	if err != nil {
+		return err
+	}
+	if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
+		return fmt.Errorf("the peer refused mechanism %s (%v; it enables %v)", c.Mechanism, kerr.ErrorForCode(code), resp.(*kmsg.SASLHandshakeResponse).SupportedMechanisms)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	session, token, err := m.Authenticate(ctx, pr.addr)
+	if err != nil {
+		return err
+	}
+	for {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SetVersion(2)
+		auth.SASLAuthBytes = token
+		r, err := p.roundTrip(pr, conn, auth)
+		if err != nil {
+			return err
+		}
+		ar := r.(*kmsg.SASLAuthenticateResponse)
+		if ar.ErrorCode != 0 {
+			// The peer's message names no credential (Apache's and
+			// kraftd's say only that the credentials were wrong).
+			msg := ""
+			if ar.ErrorMessage != nil {
+				msg = ": " + *ar.ErrorMessage
+			}
+			return fmt.Errorf("%v%s", kerr.ErrorForCode(ar.ErrorCode), msg)
+		}
+		done, next, err := session.Challenge(ar.SASLAuthBytes)
+		if err != nil {
+			return fmt.Errorf("the peer's SASL answer does not verify: %v", err)
+		}
+		if done {
+			return nil
+		}
+		token = next
+	}
 }

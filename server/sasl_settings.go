@@ -30,7 +30,21 @@ type SASLSettings struct {
 	// PlainUsers are the user_<name>="<password>" options of the PLAIN
 	// login module: the users PLAIN accepts.
 	PlainUsers map[string]Secret
+	// Client is how the peer client authenticates to other controllers
+	// on this listener; set on the first controller listener only.
+	Client *SASLClient
 }
+
+// SASLClient is sasl.mechanism.controller.protocol and the username and
+// password options of that mechanism's JAAS entry on the controller
+// listener, as an Apache controller's raft client reads them.
+type SASLClient struct {
+	Mechanism string
+	User      string
+	Password  Secret
+}
+
+const controllerMechanismKey = "sasl.mechanism.controller.protocol"
 
 // saslListeners names the listeners mapped to SASL_PLAINTEXT, in listener
 // order.
@@ -95,6 +109,40 @@ func (p *parser) saslSettings(name string) *SASLSettings {
 	return s
 }
 
+// saslClient reads how the peer client authenticates on SASL controller
+// listener name. Apache's default mechanism is GSSAPI, which kraftd does
+// not speak, so the key is required; the mechanism must be enabled on the
+// listener, whose JAAS entry for it names the username and password.
+func (p *parser) saslClient(name string, enabled []string) *SASLClient {
+	mech := strings.ToUpper(p.str(controllerMechanismKey, ""))
+	switch {
+	case mech == "":
+		p.setErr(controllerMechanismKey, fmt.Errorf("is required when the controller listener %s is SASL: the peer client "+
+			"authenticates with it, and Apache's default, GSSAPI, is not served", name))
+		return nil
+	case !slices.Contains(enabled, mech):
+		p.setErr(controllerMechanismKey, fmt.Errorf("is %s, which the controller listener %s does not enable in sasl.enabled.mechanisms", mech, name))
+		return nil
+	}
+	k := jaasKey(name, mech)
+	class := scramLoginModule
+	if mech == mechPlain {
+		class = plainLoginModule
+	}
+	module, err := singleJAASModule(p.str(k, ""), class)
+	if err != nil {
+		p.setErr(k, fmt.Errorf("must hold the peer client's username and password for %s: %w", mech, err))
+		return nil
+	}
+	user := module.Options["username"]
+	password, ok := module.Options["password"]
+	if !ok || user == "" {
+		p.setErr(k, errors.New("has no username and password options; the peer client authenticates with them"))
+		return nil
+	}
+	return &SASLClient{Mechanism: mech, User: user, Password: Secret{Value: password, Set: true}}
+}
+
 // singleJAASModule parses a listener's JAAS value, which Apache requires
 // to hold exactly one login module, of the mechanism's class.
 func singleJAASModule(text, class string) (jaasModule, error) {
@@ -129,7 +177,7 @@ var errNoSASLListener = errors.New("is a SASL setting, but no listener it applie
 // honouredSASLKey reports whether key is a SASL key kraftd reads, and
 // whether a SASL listener uses it.
 func honouredSASLKey(key string, saslListeners []string) (applies, honoured bool) {
-	if key == "sasl.enabled.mechanisms" {
+	if key == "sasl.enabled.mechanisms" || key == controllerMechanismKey {
 		return len(saslListeners) > 0, true
 	}
 	rest, ok := strings.CutPrefix(key, "listener.name.")

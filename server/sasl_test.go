@@ -5,7 +5,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
@@ -28,6 +30,7 @@ func saslProps(t *testing.T, extra map[string]string) map[string]string {
 		"listener.security.protocol.map":                   "CONTROLLER:SASL_PLAINTEXT",
 		"listener.name.controller.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 		"listener.name.controller.plain.sasl.jaas.config":  testPlainJAAS,
+		"sasl.mechanism.controller.protocol":               "PLAIN",
 	}
 	for k, v := range extra {
 		p[k] = v
@@ -293,5 +296,83 @@ func TestSASLConfig(t *testing.T) {
 	s := cfg.SASL["CONTROLLER"]
 	if len(s.Mechanisms) != 3 || s.PlainUsers["alice"].Value != "alice-secret" || len(s.PlainUsers) != 2 {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// The peer client authenticates with sasl.mechanism.controller.protocol
+// and the listener's JAAS username and password, and logs a failure.
+func TestPeersOverSASL(t *testing.T) {
+	addr, b, _ := startSASLServer(t, saslProps(t, nil))
+	b.addScram(t, scram.SHA512, 2, "controller", "scram-secret")
+	send := func(t *testing.T, extra map[string]string) (PeerResult, *syncBuffer) {
+		c, err := ParseConfig(saslProps(t, extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs := &syncBuffer{}
+		results := make(chan PeerResult, 1)
+		p := NewPeers("raft-client-2", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.New(logs))
+		defer p.Close()
+		p.UseSASL(c.SASL["CONTROLLER"].Client)
+		p.SetAddress(1, addr)
+		v := kmsg.NewPtrVoteRequest()
+		v.SetVersion(1)
+		p.Send(1, 1, v)
+		return <-results, logs
+	}
+	if r, _ := send(t, nil); r.Err != nil {
+		t.Fatalf("PLAIN: %v", r.Err)
+	}
+	if p := <-b.seen; p.String() != "User:admin" {
+		t.Errorf("the server saw %s", p)
+	}
+	scramJAAS := map[string]string{
+		"sasl.mechanism.controller.protocol":                      "SCRAM-SHA-512",
+		"listener.name.controller.scram-sha-512.sasl.jaas.config": scramLoginModule + ` required username="controller" password="scram-secret";`,
+	}
+	if r, _ := send(t, scramJAAS); r.Err != nil {
+		t.Fatalf("SCRAM-SHA-512: %v", r.Err)
+	}
+	if p := <-b.seen; p.String() != "User:controller" {
+		t.Errorf("the server saw %s", p)
+	}
+	wrong := map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule +
+		` required username="admin" password="wrong-password" user_admin="admin-secret";`}
+	r, logs := send(t, wrong)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "SASL_AUTHENTICATION_FAILED") {
+		t.Fatalf("wrong password: %v", r.Err)
+	}
+	logs.waitLog(t, "SASL authentication with peer failed", `"peer":1`, "PLAIN")
+	if strings.Contains(logs.String(), "wrong-password") {
+		t.Fatalf("the password reached the log: %s", logs)
+	}
+}
+
+func TestSASLControllerMechanismConfig(t *testing.T) {
+	for _, tc := range []struct {
+		change map[string]string
+		key    string
+		want   string
+	}{
+		{map[string]string{"sasl.mechanism.controller.protocol": ""}, "sasl.mechanism.controller.protocol", "GSSAPI"},
+		{map[string]string{"sasl.mechanism.controller.protocol": "SCRAM-SHA-256", "listener.name.controller.sasl.enabled.mechanisms": "PLAIN"},
+			"sasl.mechanism.controller.protocol", "does not enable"},
+		{map[string]string{"sasl.mechanism.controller.protocol": "SCRAM-SHA-256"}, "listener.name.controller.scram-sha-256.sasl.jaas.config", "username"},
+		{map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="a-secret";`},
+			"listener.name.controller.plain.sasl.jaas.config", "no username and password"},
+	} {
+		props := saslProps(t, nil)
+		for k, v := range tc.change {
+			if v == "" {
+				delete(props, k)
+			} else {
+				props[k] = v
+			}
+		}
+		_, err := ParseConfig(props)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%v: error %v, want key %s and %q", tc.change, err, tc.key, tc.want)
+		}
 	}
 }
