@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -89,18 +90,20 @@ type Config struct {
 	// stores.
 	TLS         map[string]*TLSSettings
 	tlsMaterial map[string]*tlsMaterial
-	// SASL holds each SASL_PLAINTEXT listener's sasl.* settings.
+	// SASL holds each SASL_PLAINTEXT and SASL_SSL listener's sasl.*
+	// settings.
 	SASL map[string]*SASLSettings
 
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
 }
 
-// sslListeners names the listeners mapped to SSL, in listener order.
+// sslListeners names the listeners that serve TLS (SSL and SASL_SSL), in
+// listener order.
 func (c *Config) sslListeners() []string {
 	var out []string
 	for _, l := range c.Listeners {
-		if c.ListenerProtocols[l.Name] == "SSL" {
+		if p := c.ListenerProtocols[l.Name]; p == "SSL" || p == "SASL_SSL" {
 			out = append(out, l.Name)
 		}
 	}
@@ -127,13 +130,29 @@ func (c *Config) LoadTLS(log zerolog.Logger) error {
 // PLAINTEXT listener. An SSL listener whose stores were never loaded is
 // an error, never a plaintext fallback.
 func (c *Config) listenerTLS(name string) (m *tlsMaterial, ok bool, err error) {
-	if c.ListenerProtocols[name] != "SSL" {
+	if p := c.ListenerProtocols[name]; p != "SSL" && p != "SASL_SSL" {
 		return nil, false, nil
 	}
 	if m = c.tlsMaterial[name]; m == nil {
 		return nil, true, fmt.Errorf("listener %s is SSL, but its keystore was not loaded (Config.LoadTLS)", name)
 	}
 	return m, true, nil
+}
+
+// saslSSLClientAuth applies Apache's rule that a SASL_SSL listener asks
+// for client certificates only when its listener-prefixed ssl.client.auth
+// says so. Apache warns and ignores a top-level value other than none;
+// kraftd refuses it, so that a client certificate the operator thinks is
+// required is never silently not asked for.
+func (p *parser) saslSSLClientAuth(t *TLSSettings) {
+	if t.Key("ssl.client.auth") != "ssl.client.auth" {
+		return
+	}
+	if v := strings.TrimSpace(p.props["ssl.client.auth"]); v != "" && !strings.EqualFold(v, "none") {
+		p.setErr("ssl.client.auth", fmt.Errorf("applies only to SSL listeners, as in Apache; set listener.name.%s.ssl.client.auth "+
+			"to ask SASL_SSL listener %s for client certificates", strings.ToLower(t.Listener), t.Listener))
+	}
+	t.ClientAuth = tls.NoClientCert
 }
 
 // StaticVoters is controller.quorum.voters as the quorum core names voters:
@@ -203,6 +222,9 @@ func ParseConfig(props map[string]string) (*Config, error) {
 			c.TLS = map[string]*TLSSettings{}
 		}
 		c.TLS[name] = p.tlsSettings(name)
+		if c.ListenerProtocols[name] == "SASL_SSL" {
+			p.saslSSLClientAuth(c.TLS[name])
+		}
 	}
 	for _, name := range c.ControllerListenerName {
 		if !slices.ContainsFunc(c.Listeners, func(e Endpoint) bool { return e.Name == name }) {
@@ -421,8 +443,7 @@ func (p *parser) endpoints(key string) []Endpoint {
 
 // securityProtocols reads listener.security.protocol.map for the
 // listeners. Apache maps a controller listener missing from a defaulted
-// map to PLAINTEXT. PLAINTEXT, SSL and SASL_PLAINTEXT are served;
-// SASL_SSL is not yet.
+// map to PLAINTEXT.
 func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoint) map[string]string {
 	const key = "listener.security.protocol.map"
 	m := map[string]string{"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT", "SASL_SSL": "SASL_SSL"}
@@ -450,9 +471,7 @@ func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoin
 		switch {
 		case !ok:
 			p.setErr(key, fmt.Errorf("has no security protocol for listener %s", l.Name))
-		case proto == "SASL_SSL":
-			p.setErr(key, fmt.Errorf("listener %s uses %s; kraftd serves PLAINTEXT, SSL and SASL_PLAINTEXT, not SASL_SSL yet", l.Name, proto))
-		case proto != "PLAINTEXT" && proto != "SSL" && proto != "SASL_PLAINTEXT":
+		case proto != "PLAINTEXT" && proto != "SSL" && proto != "SASL_PLAINTEXT" && proto != "SASL_SSL":
 			p.setErr(key, fmt.Errorf("listener %s uses %s, which is no security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL)", l.Name, proto))
 		}
 		out[l.Name] = proto

@@ -16,8 +16,8 @@ var errMoreSecurity = errors.New("asks for SASL, authorization or a TLS setting 
 // errNoSSLListener is why an honoured ssl.* key stops start-up when no
 // listener it could apply to is SSL: asking for TLS and getting plaintext
 // must not pass quietly.
-var errNoSSLListener = errors.New("is a TLS setting, but no listener it applies to is mapped to SSL " +
-	"in listener.security.protocol.map; remove the key or map the listener to SSL")
+var errNoSSLListener = errors.New("is a TLS setting, but no listener it applies to is mapped to SSL or SASL_SSL " +
+	"in listener.security.protocol.map; remove the key or map the listener to SSL or SASL_SSL")
 
 // defaultPrincipalBuilder is Apache's default principal.builder.class; on
 // a PLAINTEXT listener it makes every client ANONYMOUS, as kraftd does.

@@ -64,7 +64,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		"controller.quorum.voters":            "1@nohostport",
 		"listeners":                           "127.0.0.1:9093",
 		"controller.quorum.fetch.timeout.ms":  "-5",
-		"listener.security.protocol.map":      "CONTROLLER:SASL_SSL",
+		"listener.security.protocol.map":      "CONTROLLER:KERBEROS",
 		"controller.listener.names":           "OTHER",
 		"controller.quorum.bootstrap.servers": "127.0.0.1:9093",
 		"auto.leader.rebalance.enable":        "yes",

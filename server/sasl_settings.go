@@ -22,7 +22,7 @@ const (
 	scramLoginModule = "org.apache.kafka.common.security.scram.ScramLoginModule"
 )
 
-// SASLSettings are one SASL_PLAINTEXT listener's sasl.* keys.
+// SASLSettings are one SASL_PLAINTEXT or SASL_SSL listener's sasl.* keys.
 type SASLSettings struct {
 	Listener string
 	// Mechanisms is sasl.enabled.mechanisms (upper case, in the order given).
@@ -46,12 +46,12 @@ type SASLClient struct {
 
 const controllerMechanismKey = "sasl.mechanism.controller.protocol"
 
-// saslListeners names the listeners mapped to SASL_PLAINTEXT, in listener
-// order.
+// saslListeners names the listeners mapped to SASL_PLAINTEXT or SASL_SSL,
+// in listener order.
 func (c *Config) saslListeners() []string {
 	var out []string
 	for _, l := range c.Listeners {
-		if c.ListenerProtocols[l.Name] == "SASL_PLAINTEXT" {
+		if p := c.ListenerProtocols[l.Name]; p == "SASL_PLAINTEXT" || p == "SASL_SSL" {
 			out = append(out, l.Name)
 		}
 	}
@@ -171,8 +171,8 @@ func plainUsers(m jaasModule) map[string]Secret {
 
 // errNoSASLListener is why an honoured sasl key stops start-up when no
 // listener it could apply to is SASL.
-var errNoSASLListener = errors.New("is a SASL setting, but no listener it applies to is mapped to SASL_PLAINTEXT " +
-	"in listener.security.protocol.map; remove the key or map the listener to SASL_PLAINTEXT")
+var errNoSASLListener = errors.New("is a SASL setting, but no listener it applies to is mapped to SASL_PLAINTEXT or SASL_SSL " +
+	"in listener.security.protocol.map; remove the key or map the listener to SASL_PLAINTEXT or SASL_SSL")
 
 // honouredSASLKey reports whether key is a SASL key kraftd reads, and
 // whether a SASL listener uses it.

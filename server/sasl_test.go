@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"strings"
 	"testing"
@@ -265,7 +266,7 @@ func TestSASLConfig(t *testing.T) {
 		{"PLAIN without JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": ""}, "listener.name.controller.plain.sasl.jaas.config", "is required"},
 		{"wrong module", map[string]string{"listener.name.controller.plain.sasl.jaas.config": scramLoginModule + " required;"}, "listener.name.controller.plain.sasl.jaas.config", "needs"},
 		{"bad JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="x"`}, "listener.name.controller.plain.sasl.jaas.config", "semicolon"},
-		{"SASL_SSL", map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "listener.security.protocol.map", "not SASL_SSL yet"},
+		{"SASL_SSL without keystore", map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "ssl.keystore.location", "needs a keystore"},
 		{"reauth", map[string]string{"connections.max.reauth.ms": "60000"}, "connections.max.reauth.ms", "does not honour"},
 		{"other listener", map[string]string{"listener.name.other.sasl.enabled.mechanisms": "PLAIN"}, "listener.name.other.sasl.enabled.mechanisms", "no listener"},
 		{"kerberos", map[string]string{"sasl.kerberos.service.name": "kafka"}, "sasl.kerberos.service.name", "does not honour"},
@@ -374,5 +375,49 @@ func TestSASLControllerMechanismConfig(t *testing.T) {
 		if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%v: error %v, want key %s and %q", tc.change, err, tc.key, tc.want)
 		}
+	}
+}
+
+// SASL_SSL runs the SASL exchange inside TLS; the SASL user is the
+// principal, and a top-level ssl.client.auth (which Apache ignores on
+// SASL_SSL) is refused rather than silently dropped.
+func TestSASLOverTLS(t *testing.T) {
+	k := newPKI(t)
+	props := sslProps(t, k, nil)
+	for key, v := range saslProps(t, map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL"}) {
+		props[key] = v
+	}
+	addr, b, _ := startSASLServer(t, props)
+	c, err := dialTLSClient(t, addr, nil, pool(k.ca))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := saslLogin(t, c, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	sendVote(c)
+	if p := <-b.seen; p.String() != "User:alice" {
+		t.Fatalf("principal %s", p)
+	}
+	// A plaintext client never reaches the SASL exchange.
+	plainConn := dial(t, addr)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = "PLAIN"
+	plainConn.send(hs, 1)
+	if !plainConn.closed() {
+		t.Fatal("a plaintext client was served on SASL_SSL")
+	}
+
+	props["ssl.client.auth"] = "required"
+	var ce *ConfigError
+	if _, err := ParseConfig(props); !errors.As(err, &ce) || ce.Key != "ssl.client.auth" {
+		t.Fatalf("top-level ssl.client.auth on SASL_SSL: %v", err)
+	}
+	delete(props, "ssl.client.auth")
+	props["listener.name.controller.ssl.client.auth"] = "required"
+	cfg, err := ParseConfig(props)
+	if err != nil || cfg.TLS["CONTROLLER"].ClientAuth != tls.RequireAndVerifyClientCert {
+		t.Fatalf("listener ssl.client.auth on SASL_SSL: %v", err)
 	}
 }

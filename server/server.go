@@ -123,13 +123,7 @@ func (s *Server) serve(ln net.Listener, name string) {
 }
 
 func (s *Server) protocol(listener string) string {
-	if s.tls[listener] != nil {
-		return "SSL"
-	}
-	if s.cfg.SASL[listener] != nil {
-		return "SASL_PLAINTEXT"
-	}
-	return "PLAINTEXT"
+	return s.cfg.ListenerProtocols[listener]
 }
 
 // Addr returns the bound address of the named listener (useful with port 0).
