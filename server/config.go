@@ -66,6 +66,10 @@ type Config struct {
 	MaxConnections      int   // max.connections: open connections, all listeners
 	MaxConnectionsPerIP int   // max.connections.per.ip
 	ConnMaxIdleMs       int64 // connections.max.idle.ms; also the write timeout
+	// FailedAuthDelayMs is connection.failed.authentication.delay.ms: how
+	// long a connection that failed SASL authentication is held before it
+	// is closed, to slow down password guessing.
+	FailedAuthDelayMs int64
 	// QueuedMaxRequests is queued.max.requests, which kraftd applies per
 	// connection: requests read from one connection and not yet answered.
 	// Apache's is node-wide (500), over a queue kraftd does not have: here
@@ -291,6 +295,7 @@ func (p *parser) connectionLimits(c *Config) {
 	c.MaxConnections = p.int32("max.connections", 1<<31-1, 1)
 	c.MaxConnectionsPerIP = p.int32("max.connections.per.ip", 1<<31-1, 1)
 	c.ConnMaxIdleMs = p.int64("connections.max.idle.ms", 600000, 1)
+	c.FailedAuthDelayMs = p.int64("connection.failed.authentication.delay.ms", 100, 0)
 	c.QueuedMaxRequests = p.int32("queued.max.requests", 128, 1)
 	// The default admits one largest frame at a time; smaller frames share.
 	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", int64(c.MaxFrameSize), -1)

@@ -59,6 +59,7 @@ func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, 
 		s.decoding.release(len(frame))
 		if err != nil {
 			log.Warn().Str("mechanism", a.mechanism).Str("reason", err.Error()).Msg("SASL authentication failed; closing connection")
+			s.delayClose(ctx)
 			return Principal{}, false
 		}
 		if done {
@@ -66,6 +67,16 @@ func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, 
 			log.Debug().Str("mechanism", a.mechanism).Str("principal", p.String()).Msg("SASL authentication succeeded")
 			return p, true
 		}
+	}
+}
+
+// delayClose holds a failed connection for
+// connection.failed.authentication.delay.ms, as Apache does, so a client
+// guessing passwords gets one guess per delay per connection slot.
+func (s *Server) delayClose(ctx context.Context) {
+	select {
+	case <-time.After(time.Duration(s.cfg.FailedAuthDelayMs) * time.Millisecond):
+	case <-ctx.Done():
 	}
 }
 
