@@ -43,7 +43,7 @@ type Conn struct {
 }
 
 // Dial connects to addr (a 127.0.0.1 address), over TLS when the test
-// called UseTLS for it.
+// called UseTLS for it, authenticated when it called UseSASL.
 func Dial(ctx context.Context, addr string) (*Conn, error) {
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
@@ -53,7 +53,12 @@ func Dial(ctx context.Context, addr string) (*Conn, error) {
 	if nc, err = secureConn(ctx, addr, nc); err != nil {
 		return nil, err
 	}
-	return &Conn{nc: nc}, nil
+	c := &Conn{nc: nc}
+	if err := authenticateConn(ctx, addr, c); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // Close closes the connection.

@@ -1,0 +1,113 @@
+package compat
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// saslAddrs maps a listener address to the SASL mechanism the harness
+// authenticates to it with, after TLS when UseTLS was called too; every
+// helper that sends requests then authenticates first without a change.
+var saslAddrs sync.Map // string -> sasl.Mechanism
+
+// UseSASL makes the harness authenticate to addr with m until the test
+// ends.
+func UseSASL(t testing.TB, addr string, m sasl.Mechanism) {
+	saslAddrs.Store(addr, m)
+	t.Cleanup(func() { saslAddrs.Delete(addr) })
+}
+
+// authenticateConn runs SaslHandshake v1 and SaslAuthenticate v2 when addr
+// was given to UseSASL.
+func authenticateConn(ctx context.Context, addr string, c *Conn) error {
+	v, ok := saslAddrs.Load(addr)
+	if !ok {
+		return nil
+	}
+	m := v.(sasl.Mechanism)
+	hs := kmsg.NewPtrSASLHandshakeRequest()
+	hs.SetVersion(1)
+	hs.Mechanism = m.Name()
+	resp, err := c.Request(ctx, hs)
+	if err != nil {
+		return err
+	}
+	if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
+		return errorf("SaslHandshake %s with %s: %w", m.Name(), addr, kerr.ErrorForCode(code))
+	}
+	session, token, err := m.Authenticate(ctx, addr)
+	if err != nil {
+		return err
+	}
+	for {
+		auth := kmsg.NewPtrSASLAuthenticateRequest()
+		auth.SetVersion(2)
+		auth.SASLAuthBytes = token
+		r, err := c.Request(ctx, auth)
+		if err != nil {
+			return err
+		}
+		ar := r.(*kmsg.SASLAuthenticateResponse)
+		if ar.ErrorCode != 0 {
+			return errorf("SaslAuthenticate with %s: %w", addr, kerr.ErrorForCode(ar.ErrorCode))
+		}
+		done, next, err := session.Challenge(ar.SASLAuthBytes)
+		if err != nil || done {
+			return err
+		}
+		token = next
+	}
+}
+
+// PlainSASL is a SASL_PLAINTEXT set-up with PLAIN for every controller of
+// a test, in Apache's keys, which both kraftd and Apache read: the
+// controllers authenticate to each other as "controller"; the harness and
+// the tools as "admin".
+type PlainSASL struct {
+	ControllerPassword, AdminPassword string
+}
+
+// NewPlainSASL makes passwords for one test.
+func NewPlainSASL() *PlainSASL {
+	return &PlainSASL{ControllerPassword: "controller-test-password", AdminPassword: "admin-test-password"}
+}
+
+// ServerProps are the controllers' server.properties entries.
+func (s *PlainSASL) ServerProps() map[string]string {
+	return map[string]string{
+		"listener.security.protocol.map":                   "CONTROLLER:SASL_PLAINTEXT",
+		"sasl.mechanism.controller.protocol":               "PLAIN",
+		"listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+		"listener.name.controller.plain.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required ` +
+			`username="controller" password="` + s.ControllerPassword + `" ` +
+			`user_controller="` + s.ControllerPassword + `" user_admin="` + s.AdminPassword + `";`,
+	}
+}
+
+// UseFor makes the harness authenticate as admin to every address.
+func (s *PlainSASL) UseFor(t testing.TB, addrs ...string) {
+	for _, a := range addrs {
+		UseSASL(t, a, plain.Auth{User: "admin", Pass: s.AdminPassword}.AsMechanism())
+	}
+}
+
+// WriteClientProperties writes an Apache tool's --command-config for
+// SASL_PLAINTEXT with PLAIN as user, password.
+func (s *PlainSASL) WriteClientProperties(t testing.TB, user, password string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "client.properties")
+	writeFile(t, path, []byte(FormatProperties(map[string]string{
+		"security.protocol": "SASL_PLAINTEXT",
+		"sasl.mechanism":    "PLAIN",
+		"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="` + user +
+			`" password="` + password + `";`,
+	})))
+	return path
+}
