@@ -3,6 +3,7 @@ package compat
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -101,5 +102,46 @@ func runMixedOverSASLPlain(t *testing.T, version string) {
 		if !registered.MatchString(m.Proc().Output()) {
 			t.Errorf("%s never replayed kraftd's registration with a SASL_PLAINTEXT listener", m)
 		}
+	}
+}
+
+// Three kraftd controllers over SASL_SSL with PLAIN: TLS first, then SASL,
+// between the controllers and for kafka-metadata-quorum.
+func TestKraftdQuorumOverSASLSSL(t *testing.T) {
+	k := NewTestPKI(t)
+	s := NewPlainSASL()
+	props := k.ServerProps("none")
+	for key, v := range s.ServerProps() {
+		props[key] = v
+	}
+	props["listener.security.protocol.map"] = "CONTROLLER:SASL_SSL"
+	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd}, Props: props, KraftdProps: k.KraftdProps()})
+	k.UseFor(t, MixedAddrs(members...)...)
+	s.UseFor(t, MixedAddrs(members...)...)
+	StartMixed(t, members...)
+	WaitMixedLeader(t, members, VotersCaughtUp(1))
+
+	ReserveJVMs(t, 1)
+	clientProps := filepath.Join(t.TempDir(), "client.properties")
+	writeFile(t, clientProps, []byte(FormatProperties(map[string]string{
+		"security.protocol":   "SASL_SSL",
+		"ssl.truststore.type": "PEM", "ssl.truststore.location": k.Files.TruststorePEM,
+		"sasl.mechanism": "PLAIN",
+		"sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="` +
+			s.AdminPassword + `";`,
+	})))
+	for _, v := range Versions {
+		status, err := MetadataQuorum(t, v, "--bootstrap-controller", members[0].Addr(), "--command-config", clientProps, "describe", "--status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := statusLines(status); got["ClusterId"] != clusterID {
+			t.Errorf("%s: ClusterId %q, want %q:\n%s", v, got["ClusterId"], clusterID, status)
+		}
+	}
+	// Without TLS the listener serves nothing, SASL or not.
+	tlsAddrs.Delete(members[0].Addr())
+	if _, err := Dial(context.Background(), members[0].Addr()); err == nil {
+		t.Error("a plaintext SASL client was served on the SASL_SSL listener")
 	}
 }
