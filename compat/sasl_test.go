@@ -73,7 +73,34 @@ func runMixedOverSASLPlain(t *testing.T, version string) {
 	members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache}, Props: s.ServerProps()})
 	s.UseFor(t, MixedAddrs(members...)...)
 	StartMixed(t, members...)
+	passLeadershipBothWays(t, members, "SASL_PLAINTEXT")
+}
 
+// One kraftd and two Apache controllers over SASL_SSL with PLAIN.
+func TestMixedQuorumOverSASLSSL(t *testing.T) {
+	forVersions(t, func(t *testing.T, version string) {
+		ReserveJVMs(t, 2)
+		k := NewTestPKI(t)
+		s := NewPlainSASL()
+		props := k.ServerProps("none")
+		for key, v := range s.ServerProps() {
+			props[key] = v
+		}
+		props["listener.security.protocol.map"] = "CONTROLLER:SASL_SSL"
+		members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache},
+			Props: props, KraftdProps: k.KraftdProps()})
+		k.UseFor(t, MixedAddrs(members...)...)
+		s.UseFor(t, MixedAddrs(members...)...)
+		StartMixed(t, members...)
+		passLeadershipBothWays(t, members, "SASL_SSL")
+	})
+}
+
+// passLeadershipBothWays kills leaders until kraftd (member 1) and Apache
+// have each led, and checks that Apache replayed kraftd's registration
+// with its controller listener's security protocol.
+func passLeadershipBothWays(t *testing.T, members []*MixedMember, protocol string) {
+	t.Helper()
 	cur := WaitMixedLeader(t, members, VotersCaughtUp(1))
 	led := map[string]int{}
 	leader := MemberByID(members, cur.LeaderID)
@@ -95,12 +122,10 @@ func runMixedOverSASLPlain(t *testing.T, version string) {
 		cur = WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
 		leader = MemberByID(members, cur.LeaderID)
 	}
-	// kraftd registers its controller listener as SASL_PLAINTEXT, as
-	// Apache's controllers replay it.
-	registered := regexp.MustCompile(`ControllerRegistration\(id=1, [^\n]*listeners=\[Endpoint\(listenerName='CONTROLLER', securityProtocol=SASL_PLAINTEXT`)
+	registered := regexp.MustCompile(`ControllerRegistration\(id=1, [^\n]*listeners=\[Endpoint\(listenerName='CONTROLLER', securityProtocol=` + protocol)
 	for _, m := range members[1:] {
 		if !registered.MatchString(m.Proc().Output()) {
-			t.Errorf("%s never replayed kraftd's registration with a SASL_PLAINTEXT listener", m)
+			t.Errorf("%s never replayed kraftd's registration with a %s listener", m, protocol)
 		}
 	}
 }
