@@ -1,6 +1,6 @@
 // bootstrap.go owns how a node finds a leader it does not know:
 // controller.quorum.bootstrap.servers (or the voters, for a static quorum),
-// and the leader endpoints Fetch answers carry, so that an observer outside
+// and the leader endpoints Fetch and FetchSnapshot answers carry, so that an observer outside
 // every voter set it knows can reach the leader it learns of.
 
 package quorum
@@ -53,7 +53,7 @@ func (n *Node) peerEndpoint(peer int32) *Endpoint {
 }
 
 // learnLeaderEndpoint keeps the leader's endpoint from the NodeEndpoints
-// of an answer, for peerEndpoint, and reports whether it was one. Only
+// of a Fetch or FetchSnapshot answer, for peerEndpoint, and reports whether it was one. Only
 // the newest leader's is kept.
 func (n *Node) learnLeaderEndpoint(leader int32, id int32, host string, port int32) bool {
 	if leader < 0 || id != leader || port <= 0 || port > 65535 {
