@@ -31,6 +31,13 @@ func TestMixedDynamicAddRemoveController(t *testing.T) {
 					}
 					return nil
 				})
+				replication, err := MetadataQuorum(t, v, "--bootstrap-controller", leader.Addr(), "describe", "--replication")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !listsObserver(replication, "2") {
+					t.Errorf("describe --replication lists no observer 2:\n%s", replication)
+				}
 
 				out, err := MetadataQuorum(t, v, "--bootstrap-controller", leader.Addr(), "--command-config", joiner.Config(), "add-controller")
 				if err != nil {
@@ -63,4 +70,16 @@ func TestMixedDynamicAddRemoveController(t *testing.T) {
 			})
 		}
 	})
+}
+
+// listsObserver reports whether kafka-metadata-quorum describe
+// --replication printed a row for node id with status Observer.
+func listsObserver(out, id string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && fields[0] == id && fields[len(fields)-1] == "Observer" {
+			return true
+		}
+	}
+	return false
 }
