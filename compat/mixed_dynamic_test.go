@@ -7,29 +7,18 @@ import (
 	"testing"
 )
 
-// skipKraftdObserver says why the scenario with an Apache leader cannot
-// pass yet: the joining kraftd must start as an observer.
-const skipKraftdObserver = "a kraftd formatted --no-initial-controllers cannot start as an observer yet " +
-	"(issue 12, deliverable 1); see docs/compatibility.md"
-
-// A dynamic quorum (kraft.version 1) mixing both implementations: one node
-// formatted --standalone leads a quorum of itself, the other formatted
-// --no-initial-controllers joins as an observer and is made a voter with
-// kafka-metadata-quorum add-controller, then removed again with
-// remove-controller; both directions (Apache leader adding kraftd, kraftd
-// leader adding Apache).
+// A dynamic quorum (kraft.version 1): one node formatted --standalone
+// leads a quorum of itself, the other formatted --no-initial-controllers
+// finds it through controller.quorum.bootstrap.servers, joins as an
+// observer and is made a voter with kafka-metadata-quorum add-controller,
+// then removed again with remove-controller. Apache leader adding kraftd,
+// kraftd leader adding Apache, and kraftd leader adding kraftd.
 func TestMixedDynamicAddRemoveController(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 2)
-		for _, leaderKind := range []string{KindApache, KindKraftd} {
-			t.Run("leader-"+leaderKind, func(t *testing.T) {
-				if leaderKind == KindApache {
-					t.Skip(skipKraftdObserver)
-				}
-				joinerKind := KindKraftd
-				if leaderKind == KindKraftd {
-					joinerKind = KindApache
-				}
+		for _, kinds := range [][2]string{{KindApache, KindKraftd}, {KindKraftd, KindApache}, {KindKraftd, KindKraftd}} {
+			leaderKind, joinerKind := kinds[0], kinds[1]
+			t.Run("leader-"+leaderKind+"-joiner-"+joinerKind, func(t *testing.T) {
 				ports := FreePorts(t, 2)
 				clusterID := NewUUID()
 				leader := NewMixedDynamicMember(t, v, leaderKind, 1, ports[0], Addr(ports[0]), clusterID, "--standalone")
@@ -42,6 +31,13 @@ func TestMixedDynamicAddRemoveController(t *testing.T) {
 					}
 					return nil
 				})
+				replication, err := MetadataQuorum(t, v, "--bootstrap-controller", leader.Addr(), "describe", "--replication")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !listsObserver(replication, "2") {
+					t.Errorf("describe --replication lists no observer 2:\n%s", replication)
+				}
 
 				out, err := MetadataQuorum(t, v, "--bootstrap-controller", leader.Addr(), "--command-config", joiner.Config(), "add-controller")
 				if err != nil {
@@ -74,4 +70,16 @@ func TestMixedDynamicAddRemoveController(t *testing.T) {
 			})
 		}
 	})
+}
+
+// listsObserver reports whether kafka-metadata-quorum describe
+// --replication printed a row for node id with status Observer.
+func listsObserver(out, id string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 1 && fields[0] == id && fields[len(fields)-1] == "Observer" {
+			return true
+		}
+	}
+	return false
 }

@@ -16,7 +16,8 @@
 //
 // It reaches the world only through the interfaces of env.go: the disk
 // (storage.Log over storage.FS, opened by Disk), a Transport for peers
-// (told where voters listen when it implements Endpoints), a
+// (told where voters, bootstrap servers and a leader outside the voter set
+// listen when it implements Endpoints), a
 // Clock, a Syncer for the leader's deferred fsyncs, an Executor for
 // background work, and an Observer that sees what the loop did. Production
 // drives a Node with Runner (goroutines, channels, the wall clock); the

@@ -33,6 +33,11 @@ type Config struct {
 	Voters map[int32][]quorum.Endpoint
 	// Endpoints are this node's own controller listeners.
 	Endpoints []quorum.Endpoint
+	// BootstrapServers are controller.quorum.bootstrap.servers, where the
+	// node looks for a leader it does not know (quorum/bootstrap.go); an
+	// endpoint without a name is on the controller listener. A node
+	// formatted --no-initial-controllers starts from them as an observer.
+	BootstrapServers []quorum.Endpoint
 
 	ElectionTimeoutMs, FetchTimeoutMs, ElectionBackoffMaxMs int64
 	RequestTimeoutMs, RetryBackoffMs, IdleIntervalMs        int64
@@ -113,6 +118,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		ClusterID:            disk.Meta.ClusterID,
 		Voters:               cfg.Voters,
 		Endpoints:            cfg.Endpoints,
+		BootstrapServers:     cfg.BootstrapServers,
 		ElectionTimeoutMs:    cfg.ElectionTimeoutMs,
 		FetchTimeoutMs:       cfg.FetchTimeoutMs,
 		ElectionBackoffMaxMs: cfg.ElectionBackoffMaxMs,
@@ -132,7 +138,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		},
 	})
 	if errors.Is(err, quorum.ErrNoVoterSet) {
-		return nil, &SettingError{Key: "controller.quorum.voters", Err: errors.New("is empty and the directory holds no voter set; joining a dynamic quorum as an observer is not supported yet")}
+		return nil, &SettingError{Key: "controller.quorum.bootstrap.servers", Err: errors.New("is empty, as is controller.quorum.voters, and the directory holds no voter set: set either to find the quorum")}
 	}
 	if err != nil {
 		return nil, err

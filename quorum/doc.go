@@ -72,7 +72,14 @@
 //
 // A leader adding a voter asks it for ApiVersions (the shell answers those,
 // not the core); such a request carries Message.Endpoint, where the voter
-// listens, since the shell knows only voters' addresses. A voting follower
+// listens, since the shell knows only voters' addresses. So do requests to
+// peers outside the voter set: Config.BootstrapServers, addressed as peers
+// BootstrapID(0), BootstrapID(1), … (-2, -3, … as in Apache), which a
+// node that knows no leader asks in place of the voters whenever they are
+// configured; and a leader that the node's voter set does not name, at the
+// endpoint a Fetch answer gave for it. A node formatted
+// --no-initial-controllers starts with no voter set at all, an observer
+// that finds the quorum through its bootstrap servers. A voting follower
 // sends its leader UpdateRaftVoter when the voter set names it otherwise
 // than it is (reconfig.go).
 //
@@ -118,7 +125,8 @@
 // roles, then the current role's own step. epoch.go holds the common
 // rules: cluster id and partition checks, epoch comparison, leader
 // discovery, and matching an answer to the role and epoch its request was
-// sent in. roles.go holds the role table (each role's step, tick, poll and
+// sent in; bootstrap.go, whom a node that knows no leader asks, and where
+// peers outside the voter set listen. roles.go holds the role table (each role's step, tick, poll and
 // vote rule) and the becomeX transitions; the roles themselves are in
 // step_leader.go, step_nominee.go (Prospective and Candidate),
 // step_follower.go (voters and observers) and step_unattached.go

@@ -361,6 +361,11 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		}
 		p := &resp.Topics[0].Partitions[0]
 		current := n.sentInThisState(out)
+		for _, b := range resp.Brokers {
+			if n.learnLeaderEndpoint(p.CurrentLeader.LeaderID, b.NodeID, b.Host, b.Port) {
+				break // the first is on the listener asked
+			}
+		}
 		if n.handleCommonResponse(m.From, p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
 			n.backoffUnlessMoved(m.From, p.ErrorCode, out)
 			return false
@@ -383,6 +388,11 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 		}
 		p := &resp.Topics[0].Partitions[0]
 		current := n.sentInThisState(out)
+		for _, e := range resp.NodeEndpoints {
+			if n.learnLeaderEndpoint(p.CurrentLeader.LeaderID, e.NodeID, e.Host, int32(e.Port)) {
+				break
+			}
+		}
 		if n.handleCommonResponse(m.From, p.ErrorCode, p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch) {
 			if p.ErrorCode == errSnapshotNotFound || p.ErrorCode == errPositionOutOfRange {
 				n.snap = nil // start over with a Fetch, which names the current snapshot

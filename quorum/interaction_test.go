@@ -57,7 +57,9 @@ type interactionEnv struct {
 	holds []holdRule
 	held  []quorum.Message
 	conns connState // requests open on connections, hosts refusing them
-	out   strings.Builder
+	// bootstrap routes requests to bootstrap servers (interaction_bootstrap_test.go).
+	bootstrap bootstrapRoutes
+	out       strings.Builder
 }
 
 type holdRule struct {
@@ -137,8 +139,9 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 
 // addNodes starts a new cluster of formatted nodes: a static quorum, or
 // with `dynamic` one formatted with --initial-controllers naming the
-// voters (observers are formatted with the same list).
-// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic]
+// voters (observers are formatted with the same list, or with `bootstrap`
+// --no-initial-controllers, knowing the voters as bootstrap servers only).
+// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic] [bootstrap]
 func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 	n, _ := strconv.Atoi(c.args[0])
 	obs, _ := strconv.Atoi(c.arg("observers", "0"))
@@ -176,6 +179,15 @@ func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 		if c.has("dynamic") {
 			cfg.InitialVoters = e.voters
 			cfg.Endpoints = []quorum.Endpoint{endpointOf(id)}
+		}
+		if c.has("bootstrap") && e.voters[id] == nil {
+			// Formatted --no-initial-controllers, the voters given as
+			// controller.quorum.bootstrap.servers (host:port, no name).
+			cfg.InitialVoters = nil
+			for i := 1; i <= n; i++ {
+				ep := endpointOf(int32(i))
+				cfg.BootstrapServers = append(cfg.BootstrapServers, quorum.Endpoint{Host: ep.Host, Port: ep.Port})
+			}
 		}
 		h, err := nodetest.New(cfg)
 		if err != nil {
@@ -359,8 +371,9 @@ func (e *interactionEnv) processNode(n *envNode, persists bool) bool {
 		moved = true
 	}
 	msgs := n.Messages()
-	for _, m := range msgs {
+	for i, m := range msgs {
 		e.conns.answered(n.ID(), m)
+		msgs[i] = e.bootstrap.outbound(m)
 	}
 	e.queue = append(e.queue, msgs...)
 	return moved || len(msgs) > 0
@@ -382,7 +395,7 @@ func (e *interactionEnv) stabilize(t *testing.T) {
 		msgs := e.queue
 		e.queue = nil
 		for _, m := range msgs {
-			to, from := e.nodes[m.To], e.nodes[m.From]
+			to, from := e.nodes[e.bootstrap.host(m.To, m.From)], e.nodes[e.bootstrap.host(m.From, m.To)]
 			if to != nil && from != nil && from.Up() && !e.cut[[2]int32{m.From, m.To}] && e.refused(m) {
 				e.printf("%s (refused)\n", describeMessage(m))
 				continue
@@ -400,7 +413,7 @@ func (e *interactionEnv) stabilize(t *testing.T) {
 			}
 			e.printf("%s\n", describeMessage(m))
 			e.conns.delivered(m)
-			to.Deliver(m)
+			to.Deliver(e.bootstrap.inbound(m))
 		}
 	}
 }

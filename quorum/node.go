@@ -67,6 +67,10 @@ type Node struct {
 	unacked   map[int32]bool
 	preferred []int32
 
+	// leaderEndpoints holds the newest leader's endpoint, as a Fetch
+	// answer named it (bootstrap.go).
+	leaderEndpoints map[int32]Endpoint
+
 	// snap is the follower's snapshot download, nil when none.
 	snap *snapshotDownload
 
@@ -149,8 +153,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.refreshVoters()
-	if len(n.voters) == 0 {
-		return nil, fmt.Errorf("%w: Config.Voters is empty and neither the log nor a snapshot names one", ErrNoVoterSet)
+	if len(n.voters) == 0 && len(cfg.BootstrapServers) == 0 {
+		return nil, fmt.Errorf("%w: Config.Voters and Config.BootstrapServers are empty and neither the log nor a snapshot names a voter set", ErrNoVoterSet)
 	}
 	n.reloadLogEnd()
 	if snap, ok := n.latestSnapshot(); ok {

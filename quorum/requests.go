@@ -119,7 +119,7 @@ func (t *requestTracker) takeExpired(now, timeoutMs int64) []outRequest {
 // send queues req to peer and tracks it under a new ReqID.
 func (n *Node) send(to int32, req kmsg.Request, preVote bool) uint64 {
 	id := n.reqs.add(outRequest{to: to, key: req.Key(), epoch: n.epoch, role: n.role, preVote: preVote, sentAt: n.now})
-	n.msgs = append(n.msgs, Message{From: n.id, To: to, ReqID: id, Request: req})
+	n.msgs = append(n.msgs, Message{From: n.id, To: to, ReqID: id, Request: req, Endpoint: n.peerEndpoint(to)})
 	return id
 }
 

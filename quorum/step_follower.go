@@ -216,13 +216,14 @@ func (n *Node) maybeSendFetch(to int32) {
 	n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
 }
 
-// maybeSendBootstrapFetch asks a random voter, to discover the leader.
+// maybeSendBootstrapFetch asks a random bootstrap server (or voter), to
+// discover the leader.
 func (n *Node) maybeSendBootstrapFetch() {
 	if n.reqs.fetching != 0 || !n.logSettled() {
 		return
 	}
 	var ready []int32
-	for _, v := range n.voters {
+	for _, v := range n.bootstrapPeers() {
 		if v != n.id && n.canSend(v, keyFetch) {
 			ready = append(ready, v)
 		}

@@ -37,8 +37,9 @@ var (
 	// ErrTruncateBelowHighWatermark means a leader asked this node to drop
 	// committed data; the node stops (Apache treats it as fatal too).
 	ErrTruncateBelowHighWatermark = errors.New("quorum: leader asked to truncate below the high watermark")
-	// ErrNoVoterSet is returned by New when Config.Voters is empty and
-	// neither the log nor a snapshot names a voter set.
+	// ErrNoVoterSet is returned by New when Config.Voters and
+	// Config.BootstrapServers are empty and neither the log nor a snapshot
+	// names a voter set.
 	ErrNoVoterSet = errors.New("quorum: no voter set")
 	// ErrInconsistentLeader means two different leaders were seen in one
 	// epoch: a safety violation somewhere in the quorum.
@@ -220,6 +221,13 @@ type Config struct {
 	Voters map[int32][]Endpoint
 	// Endpoints are this node's own listeners, advertised as leader endpoints.
 	Endpoints []Endpoint
+	// BootstrapServers are controller.quorum.bootstrap.servers: where a
+	// node that knows no leader sends its Fetch to find one, in place of
+	// the voters, as Apache does whenever they are configured. A node
+	// whose directory names no voter set (formatted
+	// --no-initial-controllers) starts from them alone, as an observer.
+	// The core addresses them as peers BootstrapID(0), BootstrapID(1), …
+	BootstrapServers []Endpoint
 
 	ElectionTimeoutMs    int64 // 1000
 	FetchTimeoutMs       int64 // 2000

@@ -89,11 +89,20 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	for _, e := range cfg.ControllerEndpoints() {
 		own = append(own, quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
 	}
+	var bootstrap []quorum.Endpoint
+	for _, s := range cfg.BootstrapServers {
+		host, port, err := splitHostPort(s)
+		if err != nil {
+			return nil, &ConfigError{Key: "controller.quorum.bootstrap.servers", Err: err}
+		}
+		bootstrap = append(bootstrap, quorum.Endpoint{Host: host, Port: port})
+	}
 	var err error
 	n.runner, err = node.NewRunner(node.Config{
 		NodeID:               cfg.NodeID,
 		Voters:               cfg.StaticVoters(),
 		Endpoints:            own,
+		BootstrapServers:     bootstrap,
 		ElectionTimeoutMs:    int64(cfg.ElectionTimeoutMs),
 		FetchTimeoutMs:       int64(cfg.FetchTimeoutMs),
 		ElectionBackoffMaxMs: int64(cfg.ElectionBackoffMaxMs),
@@ -233,10 +242,12 @@ type peerBook struct {
 	listener string
 }
 
-// SetEndpoints implements node.Endpoints.
+// SetEndpoints implements node.Endpoints. An endpoint without a name (a
+// bootstrap server, a leader's endpoint from a Fetch answer) is on the
+// controller listener.
 func (b peerBook) SetEndpoints(id int32, endpoints []quorum.Endpoint) {
 	for _, e := range endpoints {
-		if e.Name == b.listener {
+		if e.Name == b.listener || e.Name == "" {
 			b.SetAddress(id, fmt.Sprintf("%s:%d", e.Host, e.Port))
 			return
 		}

@@ -142,3 +142,13 @@ func TestStartRefusesCorruptLog(t *testing.T) {
 	startAndStop(t, bin, nil, "--config", conf, "--truncate-corrupt-log")
 	startAndStop(t, bin, nil, "--config", conf) // the cut was made for good
 }
+
+// A controller formatted --no-initial-controllers starts as an observer of
+// the quorum its controller.quorum.bootstrap.servers lead to, even while
+// none answers (it goes on asking), and stops on SIGTERM.
+func TestStartObserver(t *testing.T) {
+	bin := kraftdBinary(t)
+	conf := writeConfig(t, fmt.Sprintf("controller.quorum.bootstrap.servers=127.0.0.1:%d\n", freePort(t)))
+	mustRun(t, bin, "format", "--config", conf, "--cluster-id", "q1Sh-9_ISia_zwGINzRvyQ", "--no-initial-controllers")
+	startAndStop(t, bin, nil, "--config", conf)
+}

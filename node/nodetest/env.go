@@ -57,11 +57,24 @@ func (e Event) String() string {
 	return "event?"
 }
 
-// transport puts the node's requests into its outbox.
+// transport puts the node's requests into its outbox, each with the
+// endpoint the node last gave for its peer, so the test's network can
+// route those it knows no id for (quorum.BootstrapID).
 type transport struct{ h *Node }
 
 func (t transport) Send(to int32, reqID uint64, req kmsg.Request) {
-	t.h.send(quorum.Message{From: t.h.cfg.ID, To: to, ReqID: reqID, Request: req})
+	m := quorum.Message{From: t.h.cfg.ID, To: to, ReqID: reqID, Request: req}
+	if ep, ok := t.h.endpoints[to]; ok {
+		m.Endpoint = &ep
+	}
+	t.h.send(m)
+}
+
+// SetEndpoints implements node.Endpoints.
+func (t transport) SetEndpoints(id int32, endpoints []quorum.Endpoint) {
+	if len(endpoints) > 0 {
+		t.h.endpoints[id] = endpoints[0]
+	}
 }
 
 func (t transport) MaxVersion(peer int32, key int16) (int16, bool) {

@@ -85,6 +85,13 @@ type Config struct {
 	// Endpoints are the node's own listeners; nil takes its entry in
 	// Voters or InitialVoters (StandaloneEndpoint when Standalone).
 	Endpoints []quorum.Endpoint
+	// BootstrapServers are controller.quorum.bootstrap.servers. With no
+	// Voters, InitialVoters or Standalone the node is formatted as `kraftd
+	// format --no-initial-controllers` does and starts as an observer that
+	// knows the quorum only through them. The test's network delivers a
+	// message to quorum.BootstrapID(i) at the node listening on its
+	// Message.Endpoint.
+	BootstrapServers []quorum.Endpoint
 	// Tune, if set, adjusts the node's configuration before each start.
 	Tune func(*node.Config)
 }
@@ -108,9 +115,10 @@ type Node struct {
 	node *node.Node
 	sm   *controller.Controller
 
-	outbox []quorum.Message
-	events []Event
-	sync   *node.SyncJob // the leader's deferred fsync, while one is out
+	outbox    []quorum.Message
+	endpoints map[int32]quorum.Endpoint // where peers listen, as the node said
+	events    []Event
+	sync      *node.SyncJob // the leader's deferred fsync, while one is out
 }
 
 // New formats a directory for cfg's node and starts it with the clock at 0.
@@ -118,7 +126,7 @@ func New(cfg Config) (*Node, error) {
 	if cfg.ClusterID == "" {
 		cfg.ClusterID = "nodetest-cluster"
 	}
-	h := &Node{cfg: cfg, fs: storage.NewMemFS(), crashR: rand.New(rand.NewPCG(uint64(cfg.ID), 0xc7a5))}
+	h := &Node{cfg: cfg, fs: storage.NewMemFS(), crashR: rand.New(rand.NewPCG(uint64(cfg.ID), 0xc7a5)), endpoints: map[int32]quorum.Endpoint{}}
 	initial := cfg.InitialVoters
 	if cfg.Standalone {
 		initial = map[int32][]quorum.Endpoint{cfg.ID: {StandaloneEndpoint}}
@@ -219,15 +227,18 @@ func (h *Node) start() error {
 		voters, endpoints = nil, []quorum.Endpoint{StandaloneEndpoint}
 	case len(h.cfg.InitialVoters) > 0:
 		voters, endpoints = nil, h.cfg.InitialVoters[h.cfg.ID]
+	case len(h.cfg.BootstrapServers) > 0:
+		voters = nil
 	}
 	if h.cfg.Endpoints != nil {
 		endpoints = h.cfg.Endpoints
 	}
 	cfg := node.Config{
-		NodeID:         h.cfg.ID,
-		Voters:         voters,
-		Endpoints:      endpoints,
-		IdleIntervalMs: idle,
+		NodeID:           h.cfg.ID,
+		Voters:           voters,
+		Endpoints:        endpoints,
+		BootstrapServers: h.cfg.BootstrapServers,
+		IdleIntervalMs:   idle,
 		// Snapshots only when the test asks (SnapshotNow), and no
 		// retention behind its back.
 		Snapshots: node.SnapshotPolicy{MaxBytes: math.MaxInt64, RetentionBytes: -1, RetentionMs: -1},
