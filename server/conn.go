@@ -132,6 +132,12 @@ func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, res
 			return nil, &frameTooLarge{key: k, size: n}
 		}
 	}
+	return s.readFrameBody(ctx, r, n)
+}
+
+// readFrameBody reads the n-byte body whose size prefix was just read, once
+// the decode budget has room for it; the caller releases it after decoding.
+func (s *Server) readFrameBody(ctx context.Context, r *bufio.Reader, n int32) ([]byte, error) {
 	if !s.decoding.acquire(ctx, int(n)) {
 		return nil, ctx.Err()
 	}

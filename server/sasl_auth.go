@@ -85,15 +85,7 @@ func (s *Server) readSASLFrame(ctx context.Context, r *bufio.Reader) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	if !s.decoding.acquire(ctx, int(n)) {
-		return nil, ctx.Err()
-	}
-	frame, err := protocol.ReadFrameBody(r, n)
-	if err != nil {
-		s.decoding.release(int(n))
-		return nil, err
-	}
-	return frame, nil
+	return s.readFrameBody(ctx, r, n)
 }
 
 func describeSASLReadError(err error) string {
