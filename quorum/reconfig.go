@@ -264,18 +264,28 @@ func (n *Node) failVoterChange() {
 	}
 }
 
-// checkAddVoter applies the common checks to an AddRaftVoter (Apache's
-// KafkaRaftClient.handleAddVoterRequest): cluster id, leader only, a voter
-// key with a directory id, and an endpoint on the default listener.
-func (n *Node) checkAddVoter(req *kmsg.AddRaftVoterRequest) (int16, string) {
-	if !n.clusterIDOK(req.ClusterID) {
-		return voterChangeError(errInconsistentClusterID, "cluster id %q is not %q", *req.ClusterID, n.cfg.ClusterID)
+// checkVoterKey applies the checks every voter change starts with
+// (Apache's KafkaRaftClient handlers): the cluster id, leadership in epoch,
+// and a voter key with a directory id.
+func (n *Node) checkVoterKey(clusterID *string, epoch, voterID int32, dir [16]byte) (int16, string) {
+	if !n.clusterIDOK(clusterID) {
+		return voterChangeError(errInconsistentClusterID, "cluster id %q is not %q", *clusterID, n.cfg.ClusterID)
 	}
-	if code := n.validateLeaderOnly(n.epoch); code != errNone {
+	if code := n.validateLeaderOnly(epoch); code != errNone {
 		return code, ""
 	}
-	if req.VoterID < 0 || req.VoterDirectoryID == [16]byte{} {
-		return voterChangeError(errInvalidRequest, "the request names no valid voter (id %d, directory %x)", req.VoterID, req.VoterDirectoryID)
+	if voterID < 0 || dir == [16]byte{} {
+		return voterChangeError(errInvalidRequest, "the request names no valid voter (id %d, directory %x)", voterID, dir)
+	}
+	return errNone, ""
+}
+
+// checkAddVoter is checkVoterKey for an AddRaftVoter (Apache's
+// KafkaRaftClient.handleAddVoterRequest), which must also give an
+// endpoint on the default listener.
+func (n *Node) checkAddVoter(req *kmsg.AddRaftVoterRequest) (int16, string) {
+	if code, msg := n.checkVoterKey(req.ClusterID, n.epoch, req.VoterID, req.VoterDirectoryID); code != errNone {
+		return code, msg
 	}
 	var eps []Endpoint
 	for _, l := range req.Listeners {
@@ -287,34 +297,17 @@ func (n *Node) checkAddVoter(req *kmsg.AddRaftVoterRequest) (int16, string) {
 	return errNone, ""
 }
 
-// checkRemoveVoter is checkAddVoter for a RemoveRaftVoter.
+// checkRemoveVoter is checkVoterKey for a RemoveRaftVoter.
 func (n *Node) checkRemoveVoter(req *kmsg.RemoveRaftVoterRequest) (int16, string) {
-	if !n.clusterIDOK(req.ClusterID) {
-		return voterChangeError(errInconsistentClusterID, "cluster id %q is not %q", *req.ClusterID, n.cfg.ClusterID)
-	}
-	if code := n.validateLeaderOnly(n.epoch); code != errNone {
-		return code, ""
-	}
-	if req.VoterID < 0 || req.VoterDirectoryID == [16]byte{} {
-		return voterChangeError(errInvalidRequest, "the request names no valid voter (id %d, directory %x)", req.VoterID, req.VoterDirectoryID)
-	}
-	return errNone, ""
+	return n.checkVoterKey(req.ClusterID, n.epoch, req.VoterID, req.VoterDirectoryID)
 }
 
-// checkUpdateVoter is checkAddVoter for an UpdateRaftVoter, which names
+// checkUpdateVoter is checkVoterKey for an UpdateRaftVoter, which names
 // the leader epoch it was sent in. A node that does not lead answers with
 // the leader it knows (updateVoterResponse).
 func (n *Node) checkUpdateVoter(req *kmsg.UpdateRaftVoterRequest) int16 {
-	if !n.clusterIDOK(req.ClusterID) {
-		return errInconsistentClusterID
-	}
-	if code := n.validateLeaderOnly(req.CurrentLeaderEpoch); code != errNone {
-		return code
-	}
-	if req.VoterID < 0 || req.VoterDirectoryID == [16]byte{} {
-		return errInvalidRequest
-	}
-	return errNone
+	code, _ := n.checkVoterKey(req.ClusterID, req.CurrentLeaderEpoch, req.VoterID, req.VoterDirectoryID)
+	return code
 }
 
 // updateVoterPeriod is how often a follower considers sending its leader
