@@ -180,6 +180,7 @@ func (p *Peers) run(pr *peer) {
 			pr.busy.Store(0)
 			continue
 		}
+		reused := conn != nil
 		if conn == nil {
 			c, err := p.connect(pr)
 			if err != nil {
@@ -190,15 +191,40 @@ func (p *Peers) run(pr *peer) {
 			conn = c
 		}
 		resp, err := p.roundTrip(pr, conn, out.req)
-		if err != nil && !errors.Is(err, ErrPeerUnsupported) {
+		if reused && closedByPeer(err) {
+			// The peer closed the connection while it sat idle: its
+			// process ended, and another may serve the address now (a
+			// restart, or a replacement controller on the old port).
+			// Apache's client sees the close before sending and
+			// reconnects; here the send finds it, so try once more on a
+			// new connection. Every raft RPC may be sent twice.
+			conn.Close()
+			conn = nil
+			if c, cerr := p.connect(pr); cerr != nil {
+				err = cerr
+			} else {
+				conn = c
+				resp, err = p.roundTrip(pr, conn, out.req)
+			}
+		}
+		if err != nil && conn != nil && !errors.Is(err, ErrPeerUnsupported) {
 			// The connection is in an unknown state: start afresh next time.
 			conn.Close()
 			conn = nil
+		}
+		if err != nil && !errors.Is(err, ErrPeerUnsupported) {
 			err = peerError(err)
 		}
 		p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Response: resp, Err: err})
 		pr.busy.Store(0)
 	}
+}
+
+// closedByPeer reports whether an exchange failed because the peer had
+// closed or reset the connection, rather than by a timeout or bad bytes.
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // peerError words a failed connect or exchange for the quorum core. A

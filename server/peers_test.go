@@ -115,3 +115,34 @@ func TestPeersWordConnectionLossApartFromTimeout(t *testing.T) {
 		}
 	})
 }
+
+// A peer replaced by another process on the same address (a controller
+// restarted, or a node id taken over by a new controller on the old port,
+// as a rolling replacement does) has closed the connection kept from
+// before. The next request must reach the new process on a new connection,
+// as Apache's network client, which sees the close while the connection is
+// idle, does. Found by TestRollingReplacement: a kraftd leader that had
+// fetched from an Apache controller answered add-controller of the kraftd
+// that replaced it on the same port with "voter 3 did not answer
+// ApiVersions: ... EOF".
+func TestPeersReconnectToAPeerRestartedOnTheSameAddress(t *testing.T) {
+	first, addr, _ := startServer(t)
+	results := make(chan PeerResult, 1)
+	p := NewPeers("test", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.Nop())
+	defer p.Close()
+	p.SetAddress(2, addr)
+	describe := func(tag uint64) PeerResult {
+		dq := kmsg.NewPtrDescribeQuorumRequest()
+		dq.SetVersion(dq.MaxVersion())
+		p.Send(2, tag, dq)
+		return <-results
+	}
+	if r := describe(1); r.Err != nil {
+		t.Fatalf("first request: %v", r.Err)
+	}
+	first.Close()
+	startServerAt(t, addr)
+	if r := describe(2); r.Err != nil {
+		t.Errorf("request to the process now serving %s: %v, want an answer", addr, r.Err)
+	}
+}

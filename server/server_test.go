@@ -45,9 +45,15 @@ func (b *stillBackend) Controllers(string) []kmsg.DescribeClusterResponseBroker 
 
 func startServer(t *testing.T) (*Server, string, *stillBackend) {
 	t.Helper()
+	return startServerAt(t, "127.0.0.1:0")
+}
+
+// startServerAt is startServer listening on addr (a restart on a known port).
+func startServerAt(t *testing.T, addr string) (*Server, string, *stillBackend) {
+	t.Helper()
 	cfg, err := ParseConfig(map[string]string{
 		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
-		"listeners": "CONTROLLER://127.0.0.1:0", "log.dirs": t.TempDir(), "socket.request.max.bytes": "1048576",
+		"listeners": "CONTROLLER://" + addr, "log.dirs": t.TempDir(), "socket.request.max.bytes": "1048576",
 	})
 	if err != nil {
 		t.Fatal(err)
