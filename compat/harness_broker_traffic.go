@@ -34,11 +34,12 @@ type Traffic struct {
 	producers, consumer          sync.WaitGroup
 
 	mu       sync.Mutex
-	acked    [][]int64 // per partition, the acknowledged sequence numbers
-	sent     []int64   // per partition, the next sequence number to try
-	consumed [][]int64 // per partition, sequence numbers in the order read
-	bad      []string  // records whose key or value was not ours
-	lastErr  error     // the newest produce or fetch error, for reports
+	acked    [][]int64     // per partition, the acknowledged sequence numbers
+	ackedAt  [][]time.Time // per partition, when each of acked was acknowledged
+	sent     []int64       // per partition, the next sequence number to try
+	consumed [][]int64     // per partition, sequence numbers in the order read
+	bad      []string      // records whose key or value was not ours
+	lastErr  error         // the newest produce or fetch error, for reports
 }
 
 // trafficPace caps each partition's producer at about 100 records a second:
@@ -51,7 +52,7 @@ const trafficPace = 10 * time.Millisecond
 func StartTraffic(t testing.TB, seeds []string, topic string, partitions int32) *Traffic {
 	t.Helper()
 	tr := &Traffic{t: t, topic: topic, partitions: partitions,
-		acked: make([][]int64, partitions), sent: make([]int64, partitions), consumed: make([][]int64, partitions)}
+		acked: make([][]int64, partitions), ackedAt: make([][]time.Time, partitions), sent: make([]int64, partitions), consumed: make([][]int64, partitions)}
 	common := []kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		// Learn new leaders quickly after a broker dies.
@@ -114,6 +115,7 @@ func (tr *Traffic) produce(ctx context.Context, p int32) {
 			tr.lastErr = fmt.Errorf("produce p%d #%d: %w", p, seq, err)
 		} else {
 			tr.acked[p] = append(tr.acked[p], seq)
+			tr.ackedAt[p] = append(tr.ackedAt[p], time.Now())
 		}
 		tr.mu.Unlock()
 		select {
@@ -240,6 +242,31 @@ func (tr *Traffic) StopAndVerify() int {
 		tr.t.Logf("%s partition %d: %d acknowledged, %d sent, %d read", tr.topic, p, len(acked), tr.sent[p], len(read))
 	}
 	return total
+}
+
+// LongestAckGap is the longest time, on any partition, between two
+// consecutive acknowledgements of which at least one falls within from..to,
+// or from the last one before to to when to comes after it: how long the
+// producer went without a successful write around that window.
+func (tr *Traffic) LongestAckGap(from, to time.Time) time.Duration {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var longest time.Duration
+	for _, times := range tr.ackedAt {
+		for i := 1; i < len(times); i++ {
+			if !times[i].Before(from) && !times[i-1].After(to) {
+				longest = max(longest, times[i].Sub(times[i-1]))
+			}
+		}
+		if n := len(times); n > 0 && times[n-1].Before(to) {
+			last := times[n-1]
+			if last.Before(from) {
+				last = from
+			}
+			longest = max(longest, to.Sub(last))
+		}
+	}
+	return longest
 }
 
 // summarize prints a long list of sequence numbers briefly.
