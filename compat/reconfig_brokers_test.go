@@ -36,7 +36,14 @@ func reconfigureWithBrokers(t *testing.T, v, first string) {
 	}
 	ports := FreePorts(t, 3)
 	clusterID := NewUUID()
-	bootstrap := Addr(ports[0]) // node 1 runs to the end, as voter then observer
+	// Every node and broker is given all three controllers, as Apache's
+	// system test does: an observer that lost its leader (node 1 once
+	// removed) finds the new one only through the bootstrap servers.
+	var addrs []string
+	for _, p := range ports {
+		addrs = append(addrs, Addr(p))
+	}
+	bootstrap := strings.Join(addrs, ",")
 	leader := NewMixedDynamicMember(t, v, first, 1, ports[0], bootstrap, clusterID, "--standalone")
 	live := []*MixedMember{leader}
 	t.Cleanup(func() { StopMixed(live...) })
