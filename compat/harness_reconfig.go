@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // DynamicBrokerProps are the broker settings for a dynamic quorum: no
@@ -86,7 +88,7 @@ func DescribeStatus(t testing.TB, version, bootstrap string) ToolStatus {
 	t.Helper()
 	out, err := MetadataQuorum(t, version, "--bootstrap-controller", bootstrap, "describe", "--status")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\nwhat the controllers answer to DescribeCluster: %s", err, controllersListed(strings.Split(bootstrap, ",")))
 	}
 	st := ToolStatus{LeaderID: -1, Text: out}
 	if _, err := fmt.Sscan(statusLines(out)["LeaderId"], &st.LeaderID); err != nil {
@@ -111,6 +113,29 @@ func DescribeStatus(t testing.TB, version, bootstrap string) ToolStatus {
 		}
 	}
 	return st
+}
+
+// controllersListed says, for a failure report, what each address
+// answers to DescribeCluster for controllers (what the admin client of
+// kafka-metadata-quorum bootstraps from).
+func controllersListed(addrs []string) string {
+	var b strings.Builder
+	for _, a := range addrs {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.SetVersion(1)
+		req.EndpointType = 2
+		r, err := Request(a, req)
+		if err != nil {
+			fmt.Fprintf(&b, "\n%s: %v", a, err)
+			continue
+		}
+		resp := r.(*kmsg.DescribeClusterResponse)
+		fmt.Fprintf(&b, "\n%s: error %d, controller %d, nodes", a, resp.ErrorCode, resp.ControllerID)
+		for _, n := range resp.Brokers {
+			fmt.Fprintf(&b, " %d@%s:%d", n.NodeID, n.Host, n.Port)
+		}
+	}
+	return b.String()
 }
 
 // LeaderWatch asks a fixed set of controller addresses with DescribeQuorum,
