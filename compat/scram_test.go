@@ -1,0 +1,136 @@
+package compat
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kraftd/kraftd/metadata"
+)
+
+// Three kraftd controllers over SASL_SSL with SCRAM-SHA-512, credentials
+// from `kraftd format --add-scram`: they authenticate each other's first
+// votes from the bootstrap records, elect a leader, and kafka-metadata-quorum
+// (4.1.2, 4.4.0) describes them with SCRAM. Then all three are killed and
+// restarted at once and elect a leader again, which Apache's controllers
+// cannot do over SCRAM (their credentials come only from the committed
+// image, empty until a leader is known). A wrong password is refused.
+func TestKraftdQuorumOverSASLSSLScram(t *testing.T) {
+	s := NewScramSASL(t)
+	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd},
+		Props: s.ServerProps(), KraftdProps: s.PKI.KraftdProps(), FormatArgs: s.FormatArgs()})
+	s.UseFor(t, MixedAddrs(members...)...)
+	StartMixed(t, members...)
+	first := WaitMixedLeader(t, members, VotersCaughtUp(1))
+	t.Logf("leader %d, epoch %d, high watermark %d", first.LeaderID, first.LeaderEpoch, first.HighWatermark)
+
+	ReserveJVMs(t, 1)
+	clientProps := s.WriteClientProperties(t, "admin", s.AdminPassword)
+	for _, v := range Versions {
+		status, err := MetadataQuorum(t, v, "--bootstrap-controller", members[0].Addr(), "--command-config", clientProps, "describe", "--status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := statusLines(status); got["ClusterId"] != clusterID {
+			t.Errorf("%s: ClusterId %q, want %q:\n%s", v, got["ClusterId"], clusterID, status)
+		}
+	}
+
+	for _, m := range members {
+		m.Kill()
+	}
+	for _, m := range members {
+		m.Start(t)
+	}
+	again := WaitMixedLeader(t, members, func(st *QuorumStatus) error {
+		if st.LeaderEpoch <= first.LeaderEpoch {
+			return errorf("epoch %d, not past %d", st.LeaderEpoch, first.LeaderEpoch)
+		}
+		return VotersCaughtUp(first.HighWatermark + 1)(st)
+	})
+	t.Logf("after all three were killed and restarted: leader %d, epoch %d, high watermark %d", again.LeaderID, again.LeaderEpoch, again.HighWatermark)
+
+	UseSASL(t, members[0].Addr(), scram.Auth{User: "admin", Pass: "not-the-password"}.AsSha512Mechanism())
+	if _, err := Dial(context.Background(), members[0].Addr()); err == nil || !strings.Contains(err.Error(), "SASL_AUTHENTICATION_FAILED") {
+		t.Errorf("a wrong SCRAM password: %v", err)
+	}
+	for _, m := range members {
+		out := m.Proc().Output()
+		if strings.Contains(out, s.ControllerPassword) || strings.Contains(out, s.AdminPassword) {
+			t.Errorf("%s logged a password", m)
+		}
+	}
+}
+
+// kafka-storage format --add-scram and kraftd format --add-scram, given the
+// same salt, iterations and password (or salted password), write the same
+// UserScramCredentialRecords after the feature levels: 4.1.2 into
+// bootstrap.checkpoint (as kraftd does), 4.4.0 into the bootstrap snapshot.
+func TestFormatAddScramMatchesApache(t *testing.T) {
+	forVersions(t, func(t *testing.T, v string) {
+		ReserveJVMs(t, 1)
+		args := []string{
+			"--add-scram", `SCRAM-SHA-512=[name=admin,iterations=8192,salt="c2FsdC1vbmU=",password=admin-secret]`,
+			"--add-scram", `SCRAM-SHA-256=[name="alice",salt="c2FsdC10d28",saltedpassword="YWxpY2Utc2FsdGVkLXBhc3N3b3Jk"]`,
+		}
+		members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindApache, KindKraftd}, FormatArgs: args})
+		apache := bootstrapScramRecords(t, members[0].Dir, writesBootstrapCheckpoint[v])
+		kraftd := bootstrapScramRecords(t, members[1].Dir, true)
+		if len(apache) != 2 {
+			t.Fatalf("Apache %s wrote %d SCRAM records, want 2", v, len(apache))
+		}
+		if len(kraftd) != len(apache) {
+			t.Fatalf("kraftd wrote %d SCRAM records, Apache %d", len(kraftd), len(apache))
+		}
+		for i := range apache {
+			a, k := apache[i], kraftd[i]
+			if a.Name != k.Name || a.Mechanism != k.Mechanism || a.Iterations != k.Iterations ||
+				!bytes.Equal(a.Salt, k.Salt) || !bytes.Equal(a.StoredKey, k.StoredKey) || !bytes.Equal(a.ServerKey, k.ServerKey) {
+				t.Errorf("record %d: Apache %s %s, kraftd %s", i, v, describeScram(a), describeScram(k))
+			}
+		}
+		t.Logf("Apache %s and kraftd agree: %s; %s", v, describeScram(apache[0]), describeScram(apache[1]))
+	})
+}
+
+// bootstrapScramRecords reads the UserScramCredentialRecords of a
+// formatted metadata directory's bootstrap.checkpoint or, for Apache 4.4's
+// layout, its bootstrap snapshot, checking that they follow every feature
+// level.
+func bootstrapScramRecords(t *testing.T, dir string, checkpoint bool) []*metadata.UserScramCredentialRecord {
+	t.Helper()
+	path := filepath.Join(dir, "bootstrap.checkpoint")
+	if !checkpoint {
+		path = filepath.Join(dir, "__cluster_metadata-0", "00000000000000000000-0000000000.checkpoint")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := metadata.DecodeSnapshotFile(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var out []*metadata.UserScramCredentialRecord
+	for i, r := range f.Records {
+		s, ok := r.(*metadata.UserScramCredentialRecord)
+		switch {
+		case ok:
+			out = append(out, s)
+		case len(out) > 0:
+			t.Errorf("%s: record %d (%T) follows the SCRAM credentials", path, i, r)
+		}
+	}
+	return out
+}
+
+func describeScram(r *metadata.UserScramCredentialRecord) string {
+	return fmt.Sprintf("%s mechanism %d iterations %d salt %x stored key %.4x… server key %.4x…",
+		r.Name, r.Mechanism, r.Iterations, r.Salt, r.StoredKey, r.ServerKey)
+}
