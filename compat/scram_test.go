@@ -134,3 +134,34 @@ func describeScram(r *metadata.UserScramCredentialRecord) string {
 	return fmt.Sprintf("%s mechanism %d iterations %d salt %x stored key %.4x… server key %.4x…",
 		r.Name, r.Mechanism, r.Iterations, r.Salt, r.StoredKey, r.ServerKey)
 }
+
+// One kraftd and two Apache controllers, every one formatted with
+// --add-scram by its own tool, on a SASL_SSL listener that enables PLAIN
+// and SCRAM-SHA-512: the controllers authenticate each other with PLAIN
+// (Apache's cannot do it with SCRAM before their image holds the
+// credentials), the harness and kafka-metadata-quorum with SCRAM against
+// every member, so each Apache controller serves the credentials a kraftd
+// or Apache leader wrote from the bootstrap records, and kraftd those an
+// Apache leader wrote. Leadership passes both ways.
+func TestMixedQuorumOverSASLSSLScram(t *testing.T) {
+	forVersions(t, func(t *testing.T, version string) {
+		ReserveJVMs(t, 3)
+		s := NewScramSASL(t)
+		s.Plain = true
+		members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache},
+			Props: s.ServerProps(), KraftdProps: s.PKI.KraftdProps(), FormatArgs: s.FormatArgs()})
+		s.UseFor(t, MixedAddrs(members...)...)
+		StartMixed(t, members...)
+		passLeadershipBothWays(t, members, "SASL_SSL")
+		clientProps := s.WriteClientProperties(t, "admin", s.AdminPassword)
+		for _, m := range members {
+			status, err := MetadataQuorum(t, version, "--bootstrap-controller", m.Addr(), "--command-config", clientProps, "describe", "--status")
+			if err != nil {
+				t.Fatalf("kafka-metadata-quorum with SCRAM against %s: %v", m, err)
+			}
+			if got := statusLines(status); got["ClusterId"] != clusterID {
+				t.Errorf("%s: ClusterId %q, want %q", m, got["ClusterId"], clusterID)
+			}
+		}
+	})
+}
