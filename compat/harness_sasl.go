@@ -133,11 +133,29 @@ func NewScramSASL(t testing.TB) *ScramSASL {
 	return &ScramSASL{PKI: NewTestPKI(t), ControllerPassword: "controller-scram-password", AdminPassword: "admin-scram-password"}
 }
 
+// scramBrokerPassword is the password of user "broker", whom Apache
+// brokers authenticate to the controllers as (BrokerProps).
+const scramBrokerPassword = "broker-scram-password"
+
+// BrokerProps are an Apache broker's entries for reaching the controllers'
+// SASL_SSL listener with SCRAM-SHA-512 as user "broker": the broker reads
+// its own credentials from the listener's JAAS key, as a controller does.
+func (s *ScramSASL) BrokerProps() map[string]string {
+	return map[string]string{
+		"listener.security.protocol.map":     "CONTROLLER:SASL_SSL,PLAINTEXT:PLAINTEXT",
+		"sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+		"listener.name.controller.scram-sha-512.sasl.jaas.config": `org.apache.kafka.common.security.scram.ScramLoginModule required ` +
+			`username="broker" password="` + scramBrokerPassword + `";`,
+		"ssl.truststore.type": "PEM", "ssl.truststore.location": s.PKI.Files.TruststorePEM,
+	}
+}
+
 // FormatArgs are the --add-scram arguments of every member's format.
 func (s *ScramSASL) FormatArgs() []string {
 	return []string{
 		"--add-scram", "SCRAM-SHA-512=[name=controller,password=" + s.ControllerPassword + "]",
 		"--add-scram", "SCRAM-SHA-512=[name=admin,iterations=8192,password=" + s.AdminPassword + "]",
+		"--add-scram", "SCRAM-SHA-512=[name=broker,password=" + scramBrokerPassword + "]",
 	}
 }
 

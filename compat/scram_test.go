@@ -17,10 +17,14 @@ import (
 // Three kraftd controllers over SASL_SSL with SCRAM-SHA-512, credentials
 // from `kraftd format --add-scram`: they authenticate each other's first
 // votes from the bootstrap records, elect a leader, and kafka-metadata-quorum
-// (4.1.2, 4.4.0) describes them with SCRAM. Then all three are killed and
-// restarted at once and elect a leader again, which Apache's controllers
-// cannot do over SCRAM (their credentials come only from the committed
-// image, empty until a leader is known). A wrong password is refused.
+// (4.1.2, 4.4.0) describes them with SCRAM. An Apache 4.1.2 and a 4.4.0
+// broker reach them over SASL_SSL with SCRAM-SHA-512, register, heartbeat
+// and serve a producer and a consumer. Then all three controllers are
+// killed and restarted at once and elect a leader again, which Apache's
+// controllers cannot do over SCRAM (their credentials come only from the
+// committed image, empty until a leader is known); the brokers stay
+// unfenced and traffic goes on, nothing acknowledged lost. A wrong
+// password is refused.
 func TestKraftdQuorumOverSASLSSLScram(t *testing.T) {
 	s := NewScramSASL(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd},
@@ -42,6 +46,8 @@ func TestKraftdQuorumOverSASLSSLScram(t *testing.T) {
 		}
 	}
 
+	brokers, traffic := startScramBrokers(t, s, members, clusterID)
+	before := WaitMixedLeader(t, members, nil)
 	for _, m := range members {
 		m.Kill()
 	}
@@ -49,12 +55,15 @@ func TestKraftdQuorumOverSASLSSLScram(t *testing.T) {
 		m.Start(t)
 	}
 	again := WaitMixedLeader(t, members, func(st *QuorumStatus) error {
-		if st.LeaderEpoch <= first.LeaderEpoch {
-			return errorf("epoch %d, not past %d", st.LeaderEpoch, first.LeaderEpoch)
+		if st.LeaderEpoch <= before.LeaderEpoch {
+			return errorf("epoch %d, not past %d", st.LeaderEpoch, before.LeaderEpoch)
 		}
-		return VotersCaughtUp(first.HighWatermark + 1)(st)
+		return VotersCaughtUp(before.HighWatermark + 1)(st)
 	})
 	t.Logf("after all three were killed and restarted: leader %d, epoch %d, high watermark %d", again.LeaderID, again.LeaderEpoch, again.HighWatermark)
+	brokers.WaitUnfenced(t, brokers.IDs()...)
+	traffic.WaitProgress("after every controller was killed and restarted", traffic.Mark(), 100)
+	t.Logf("%d acknowledged records read back through brokers 4.1.2 and 4.4.0", traffic.StopAndVerify())
 
 	UseSASL(t, members[0].Addr(), scram.Auth{User: "admin", Pass: "not-the-password"}.AsSha512Mechanism())
 	if _, err := Dial(context.Background(), members[0].Addr()); err == nil || !strings.Contains(err.Error(), "SASL_AUTHENTICATION_FAILED") {
@@ -66,6 +75,42 @@ func TestKraftdQuorumOverSASLSSLScram(t *testing.T) {
 			t.Errorf("%s logged a password", m)
 		}
 	}
+}
+
+// startScramBrokers starts an Apache 4.1.2 broker (101) and a 4.4.0 broker
+// (102) whose controller listener is SASL_SSL with SCRAM-SHA-512; they
+// register, are unfenced (so they heartbeat), and serve a producer and a
+// consumer on a topic replicated to both.
+func startScramBrokers(t *testing.T, s *ScramSASL, members []*MixedMember, clusterID string) (*BrokerSet, *Traffic) {
+	t.Helper()
+	ReserveJVMs(t, 2)
+	var voters []string
+	for _, m := range members {
+		voters = append(voters, fmt.Sprintf("%d@%s", m.ID, m.Addr()))
+	}
+	set := &BrokerSet{Version: Versions[0]}
+	for i, v := range Versions {
+		b := NewApacheBroker(t, v, 101+i, strings.Join(voters, ","), s.BrokerProps())
+		b.Format(t, clusterID)
+		set.Brokers = append(set.Brokers, b)
+	}
+	for _, b := range set.Brokers {
+		b.Start(t)
+	}
+	set.WaitUnfenced(t, set.IDs()...)
+	authenticated := false
+	for _, m := range members {
+		out := m.Proc().Output()
+		authenticated = authenticated || strings.Contains(out, `"mechanism":"SCRAM-SHA-512","principal":"User:broker"`)
+	}
+	if !authenticated {
+		t.Error("no controller logged a broker's SCRAM-SHA-512 authentication")
+	}
+	topicsTool(t, Versions[0], set, "--create", "--topic", trafficTopic, "--partitions", "2", "--replication-factor", "2")
+	set.WaitPartitions(t, "traffic topic ready", trafficTopic, fullIsr(set.IDs()))
+	traffic := StartTraffic(t, set.Addrs(), trafficTopic, 2)
+	traffic.WaitProgress("start", traffic.Mark(), 100)
+	return set, traffic
 }
 
 // kafka-storage format --add-scram and kraftd format --add-scram, given the
