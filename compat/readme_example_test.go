@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/kraftd/kraftd/internal/testpki"
 )
 
 // The README's secured three-node example (SASL_SSL, SCRAM-SHA-512 from
@@ -18,7 +20,7 @@ import (
 // kraftd controllers that elect a leader; the harness reaches them with a
 // client certificate and the admin's SCRAM credentials, and
 // kafka-metadata-quorum 4.1.2 and 4.4.0 describe them with the README's
-// client.properties.
+// client.properties, and again after the keystore is rotated on disk.
 func TestReadmeSecureExample(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(RepoRoot(t), "README.md"))
 	if err != nil {
@@ -80,6 +82,27 @@ func TestReadmeSecureExample(t *testing.T) {
 		}
 		if got := statusLines(status); got["ClusterId"] != clusterID {
 			t.Errorf("%s: ClusterId %q, want %q:\n%s", v, got["ClusterId"], clusterID, status)
+		}
+	}
+
+	// Rotation: the truststores learn a new CA, then the keystore file is
+	// replaced by a certificate that CA signed (same subject and names). A
+	// tool that trusts only the new CA connects, so the running
+	// controllers served the replaced keystore to its connection.
+	next := NewTestPKI(t)
+	if err := testpki.WriteAtomic(k.Files.TruststorePEM, append(k.CA.CertPEM(), next.CA.CertPEM()...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := testpki.WriteAtomic(k.Files.KeystorePEM, next.Controller.KeystorePEM()); err != nil {
+		t.Fatal(err)
+	}
+	onlyNewCA := filepath.Join(base, "client-new-ca.properties")
+	writeFile(t, onlyNewCA, []byte(strings.NewReplacer(
+		"/etc/kraftd/admin.keystore.pem", k.ClientKS,
+		"/etc/kraftd/ca.pem", next.Files.TruststorePEM).Replace(client)))
+	for _, v := range Versions {
+		if _, err := MetadataQuorum(t, v, "--bootstrap-controller", all[1], "--command-config", onlyNewCA, "describe", "--status"); err != nil {
+			t.Fatalf("%s, trusting only the new CA after the keystore was replaced: %v", v, err)
 		}
 	}
 }
