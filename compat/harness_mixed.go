@@ -97,6 +97,10 @@ type MixedOptions struct {
 	KraftdProps map[string]string
 	// KraftdRace runs the kraftd members from the race-detector build.
 	KraftdRace bool
+	// FormatArgs are extra arguments of every member's format command
+	// (kafka-storage format and kraftd format take the same), e.g.
+	// --add-scram values.
+	FormatArgs []string
 }
 
 // NewMixedStaticQuorum writes the configurations of a static quorum
@@ -126,13 +130,13 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 			}
 			m.Apache = NewApacheController(t, ApacheOptions{Version: opts.Version, NodeID: i + 1, Port: ports[i], Voters: props["controller.quorum.voters"], Props: props})
 			m.Dir = m.Apache.Dir
-			m.Apache.Format(t, clusterID, "--release-version", MixedReleaseVersion)
+			m.Apache.Format(t, clusterID, append([]string{"--release-version", MixedReleaseVersion}, opts.FormatArgs...)...)
 		case KindKraftd:
 			m.Dir = filepath.Join(t.TempDir(), "metadata")
 			extra := maps.Clone(props)
 			maps.Copy(extra, opts.KraftdProps)
 			m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, extra)
-			KraftdFormat(t, m.ID, m.conf, clusterID, "--release-version", MixedReleaseVersion)
+			KraftdFormat(t, m.ID, m.conf, clusterID, append([]string{"--release-version", MixedReleaseVersion}, opts.FormatArgs...)...)
 		default:
 			t.Fatalf("compat: unknown member kind %q", kind)
 		}

@@ -76,25 +76,9 @@ func runMixedOverSASLPlain(t *testing.T, version string) {
 	passLeadershipBothWays(t, members, "SASL_PLAINTEXT")
 }
 
-// One kraftd and two Apache controllers over SASL_SSL with PLAIN.
-func TestMixedQuorumOverSASLSSL(t *testing.T) {
-	forVersions(t, func(t *testing.T, version string) {
-		ReserveJVMs(t, 2)
-		k := NewTestPKI(t)
-		s := NewPlainSASL()
-		props := k.ServerProps("none")
-		for key, v := range s.ServerProps() {
-			props[key] = v
-		}
-		props["listener.security.protocol.map"] = "CONTROLLER:SASL_SSL"
-		members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache},
-			Props: props, KraftdProps: k.KraftdProps()})
-		k.UseFor(t, MixedAddrs(members...)...)
-		s.UseFor(t, MixedAddrs(members...)...)
-		StartMixed(t, members...)
-		passLeadershipBothWays(t, members, "SASL_SSL")
-	})
-}
+// One kraftd and two Apache controllers over SASL_SSL with PLAIN between
+// them: TestMixedQuorumOverSASLSSLScram (scram_test.go), which also has
+// clients authenticate with SCRAM.
 
 // passLeadershipBothWays kills leaders until kraftd (member 1) and Apache
 // have each led, and checks that Apache replayed kraftd's registration

@@ -130,12 +130,32 @@ func (c *Controller) RegisteredControllers() map[int32]metadata.RegisterControll
 }
 
 // ScramCredential is the committed image's SCRAM credential of user for
-// mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512).
+// mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512). Before the image holds a
+// metadata.version, the credentials of the bootstrap records (`format
+// --add-scram`) stand in, as the bootstrap feature levels do in Features:
+// controllers whose listener asks for SCRAM must authenticate each other's
+// Vote requests before any leader has written those records. NB: Apache's
+// controllers read credentials only from the published image, so an
+// all-Apache quorum over SCRAM cannot elect its first leader (KAFKA-15513).
+// After a restart the image is empty until the log is replayed; during
+// that window the format-time credentials are the ones honoured.
 func (c *Controller) ScramCredential(user string, mechanism int8) (metadata.UserScramCredentialRecord, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	rec, ok := c.image.Scram[metadata.ScramKey{Name: user, Mechanism: mechanism}]
-	return rec, ok
+	if _, ok := c.image.Features[MetadataVersionFeature]; ok {
+		rec, ok := c.image.Scram[metadata.ScramKey{Name: user, Mechanism: mechanism}]
+		return rec, ok
+	}
+	var found *metadata.UserScramCredentialRecord
+	for _, r := range c.bootstrap {
+		if rec, ok := r.(*metadata.UserScramCredentialRecord); ok && rec.Name == user && rec.Mechanism == mechanism {
+			found = rec // a later duplicate wins, as it would on replay
+		}
+	}
+	if found == nil {
+		return metadata.UserScramCredentialRecord{}, false
+	}
+	return *found, true
 }
 
 // PartitionState is one partition as the committed image holds it.

@@ -48,6 +48,7 @@ const (
 	MVControllerRegistration int16 = 15 // 3.7-IV0: RegisterControllerRecord, DescribeCluster on controllers
 	MVDirectoryAssignment    int16 = 17 // 3.7-IV2: broker log dirs, RegisterBrokerRecord v3
 	MVMetadataTransactions   int16 = 13 // 3.6-IV1: Begin/EndTransactionRecord (KIP-868)
+	MVScram                  int16 = 11 // 3.5-IV2: UserScramCredentialRecord (KIP-554)
 	MVKRaftVersion1          int16 = 21 // 3.9-IV0: kraft.version 1 (KIP-853)
 )
 

@@ -3,9 +3,8 @@ package server
 // SaslAuthenticate: v0-2
 //
 // Version notes:
-//   - v1: SessionLifetimeMillis (KIP-368); kraftd answers 0, as Apache does
-//     when connections.max.reauth.ms is 0, because it does not
-//     re-authenticate.
+//   - v1: SessionLifetimeMillis (KIP-368): connections.max.reauth.ms for the
+//     mechanism, 0 when it is off (see sasl_reauth.go).
 //   - v2: flexible.
 //
 // On a SASL listener sasl_auth.go serves this request while the

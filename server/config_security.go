@@ -110,9 +110,12 @@ func asksForSecurity(key, value string) bool {
 		return !strings.EqualFold(value, "none")
 	case "principal.builder.class":
 		return value != defaultPrincipalBuilder
-	case "connections.max.reauth.ms":
-		// Re-authentication (KIP-368) is not served; ignoring the key
-		// would keep sessions open longer than asked.
+	case reauthKey:
+		// Honoured on SASL listeners; elsewhere a non-zero value asks for
+		// re-authentication that nothing would do.
+		return value != "0"
+	}
+	if strings.HasSuffix(key, "."+reauthKey) && !strings.HasPrefix(key, "listener.name.") {
 		return value != "0"
 	}
 	if strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") {

@@ -37,14 +37,16 @@ type Request struct {
 // each request to a goroutine of its own; responses leave in request order.
 func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, principal Principal) {
 	r := bufio.NewReaderSize(c, 64*1024)
-	if sasl := s.cfg.SASL[listener]; sasl != nil {
+	sasl := s.cfg.SASL[listener]
+	var session *saslSession
+	if sasl != nil {
 		log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
-		p, ok := s.authenticate(ctx, c, r, sasl, log)
-		if !ok {
+		var ok bool
+		if session, ok = s.authenticate(ctx, c, r, sasl, log); !ok {
 			c.Close()
 			return
 		}
-		principal = p
+		principal = session.principal
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Str("principal", principal.String()).Logger()
@@ -64,6 +66,13 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 				logUnreadable(log, err, s.cfg.MaxFrameSize)
 			}
 			return
+		}
+		if session != nil {
+			if handled, ok := s.checkSession(ctx, c, r, frame, session, sasl, resp, log); !ok {
+				return
+			} else if handled {
+				continue
+			}
 		}
 		req, errResp, err := s.decode(frame)
 		s.decoding.release(len(frame))

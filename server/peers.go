@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -180,6 +181,14 @@ func (p *Peers) run(pr *peer) {
 			pr.busy.Store(0)
 			continue
 		}
+		if conn != nil && conn.reauthDue(time.Now()) {
+			// KIP-368: re-authenticate in place before the session ends;
+			// if that fails, a fresh connection authenticates anew.
+			if err := p.login(pr, conn); err != nil {
+				conn.Close()
+				conn = nil
+			}
+		}
 		reused := conn != nil
 		if conn == nil {
 			c, err := p.connect(pr)
@@ -249,6 +258,25 @@ type peerConn struct {
 	net.Conn
 	r    *bufio.Reader
 	corr int32
+	// reauthAt is when to re-authenticate (KIP-368): a random point
+	// between 85% and 95% of the session lifetime the peer granted, as
+	// Apache's client picks it; zero when the peer granted none.
+	reauthAt time.Time
+}
+
+// reauthDue reports whether the connection should re-authenticate before
+// its next request.
+func (c *peerConn) reauthDue(now time.Time) bool {
+	return !c.reauthAt.IsZero() && !now.Before(c.reauthAt)
+}
+
+// setSessionLifetime schedules the next re-authentication after an
+// exchange that completed at now and granted lifetime.
+func (c *peerConn) setSessionLifetime(now time.Time, lifetime time.Duration) {
+	c.reauthAt = time.Time{}
+	if lifetime > 0 {
+		c.reauthAt = now.Add(time.Duration(float64(lifetime) * (0.85 + 0.10*rand.Float64())))
+	}
 }
 
 func (p *Peers) connect(pr *peer) (*peerConn, error) {
@@ -413,7 +441,8 @@ func (p *Peers) login(pr *peer, conn *peerConn) error {
 	if c == nil {
 		return nil
 	}
-	err := p.saslExchange(pr, conn, c)
+	again := !conn.reauthAt.IsZero()
+	lifetime, err := p.saslExchange(pr, conn, c)
 	if err != nil {
 		if msg := err.Error(); msg != pr.lastSASLFailure {
 			pr.lastSASLFailure = msg
@@ -423,29 +452,35 @@ func (p *Peers) login(pr *peer, conn *peerConn) error {
 		return fmt.Errorf("server: SASL with node %d: %w", pr.id, err)
 	}
 	pr.lastSASLFailure = ""
+	conn.setSessionLifetime(time.Now(), lifetime)
+	if again {
+		p.log.Debug().Int32("peer", pr.id).Str("mechanism", c.Mechanism).Dur("session_lifetime", lifetime).Msg("re-authenticated with peer")
+	}
 	return nil
 }
 
-func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *SASLClient) error {
+// saslExchange authenticates conn and returns the session lifetime the
+// peer granted (SaslAuthenticate's SessionLifetimeMs; 0 for none).
+func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *SASLClient) (time.Duration, error) {
 	m, err := saslMechanism(c)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = c.Mechanism
 	resp, err := p.roundTrip(pr, conn, hs)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
-		return fmt.Errorf("the peer refused mechanism %s (%v; it enables %v)", c.Mechanism, kerr.ErrorForCode(code), resp.(*kmsg.SASLHandshakeResponse).SupportedMechanisms)
+		return 0, fmt.Errorf("the peer refused mechanism %s (%v; it enables %v)", c.Mechanism, kerr.ErrorForCode(code), resp.(*kmsg.SASLHandshakeResponse).SupportedMechanisms)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()
 	session, token, err := m.Authenticate(ctx, pr.addr)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for {
 		auth := kmsg.NewPtrSASLAuthenticateRequest()
@@ -453,7 +488,7 @@ func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *SASLClient) error {
 		auth.SASLAuthBytes = token
 		r, err := p.roundTrip(pr, conn, auth)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		ar := r.(*kmsg.SASLAuthenticateResponse)
 		if ar.ErrorCode != 0 {
@@ -463,14 +498,14 @@ func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *SASLClient) error {
 			if ar.ErrorMessage != nil {
 				msg = ": " + *ar.ErrorMessage
 			}
-			return fmt.Errorf("%v%s", kerr.ErrorForCode(ar.ErrorCode), msg)
+			return 0, fmt.Errorf("%v%s", kerr.ErrorForCode(ar.ErrorCode), msg)
 		}
 		done, next, err := session.Challenge(ar.SASLAuthBytes)
 		if err != nil {
-			return fmt.Errorf("the peer's SASL answer does not verify: %v", err)
+			return 0, fmt.Errorf("the peer's SASL answer does not verify: %v", err)
 		}
 		if done {
-			return nil
+			return time.Duration(ar.SessionLifetimeMillis) * time.Millisecond, nil
 		}
 		token = next
 	}

@@ -38,35 +38,57 @@ func (f *authFailure) Error() string { return f.reason }
 // authenticate runs the SASL exchange of a connection to a SASL listener,
 // one request at a time, before anything else is read: only ApiVersions,
 // SaslHandshake and SaslAuthenticate are served until it succeeds, as in
-// Apache's SaslServerAuthenticator. It returns the User principal the
-// mechanism proved, or ok false after logging why and answering what
-// Apache answers; the caller then closes the connection.
-func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *SASLSettings, log zerolog.Logger) (Principal, bool) {
+// Apache's SaslServerAuthenticator. It returns the session the mechanism
+// proved, or ok false after logging why and answering what Apache
+// answers; the caller then closes the connection.
+func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *SASLSettings, log zerolog.Logger) (*saslSession, bool) {
 	// The whole exchange has the TLS handshake's bound, so a client that
 	// connects and never authenticates does not hold a slot for long.
 	c.SetDeadline(time.Now().Add(s.handshakeTimeout()))
 	defer c.SetDeadline(time.Time{})
-	a := &saslConn{s: s, c: c, settings: settings}
+	a := &saslConn{s: s, out: writeTo(c), settings: settings}
+	return a.run(ctx, r, nil, log)
+}
+
+// run serves frames until the exchange completes or fails; first, when
+// set, is a frame already read (the SaslHandshake that starts a
+// re-authentication).
+func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log zerolog.Logger) (*saslSession, bool) {
+	s := a.s
 	for {
-		frame, err := s.readSASLFrame(ctx, r)
+		frame, err := first, error(nil)
+		if first == nil {
+			frame, err = s.readSASLFrame(ctx, r)
+		}
+		first = nil
 		if err != nil {
 			if ctx.Err() == nil {
-				log.Warn().Str("reason", describeSASLReadError(err)).Msg("SASL authentication did not complete; closing connection")
+				log.Warn().Str("reason", describeSASLReadError(err)).Msgf("SASL %s did not complete; closing connection", a.what())
 			}
-			return Principal{}, false
+			return nil, false
 		}
 		done, err := a.serve(frame)
 		s.decoding.release(len(frame))
 		if err != nil {
-			log.Warn().Str("mechanism", a.mechanism).Str("reason", err.Error()).Msg("SASL authentication failed; closing connection")
+			log.Warn().Str("mechanism", a.mechanism).Str("reason", err.Error()).Msgf("SASL %s failed; closing connection", a.what())
 			s.delayClose(ctx)
-			return Principal{}, false
+			return nil, false
 		}
 		if done {
-			p := Principal{Type: "User", Name: a.exchange.user()}
-			log.Debug().Str("mechanism", a.mechanism).Str("principal", p.String()).Msg("SASL authentication succeeded")
-			return p, true
+			session := a.session()
+			log.Debug().Str("mechanism", a.mechanism).Str("principal", session.principal.String()).
+				Int64("session_lifetime_ms", a.lifetime.Milliseconds()).Msgf("SASL %s succeeded", a.what())
+			return session, true
 		}
+	}
+}
+
+// writeTo writes frames straight to c: while a connection first
+// authenticates, nothing else is in flight on it.
+func writeTo(c net.Conn) func([]byte) error {
+	return func(frame []byte) error {
+		_, err := c.Write(frame)
+		return err
 	}
 }
 
@@ -104,14 +126,25 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// saslConn is one connection's authentication state.
+// saslConn is one connection's authentication (or re-authentication)
+// state.
 type saslConn struct {
-	s         *Server
-	c         net.Conn
+	s *Server
+	// out writes one whole frame to the client, in order after anything
+	// answered before.
+	out       func(frame []byte) error
 	settings  *SASLSettings
 	state     saslState
 	mechanism string
 	exchange  saslExchange
+	// prev is the session being re-authenticated (KIP-368), nil on a
+	// first authentication; badMechanism, when set, is why the
+	// handshake's mechanism cannot re-authenticate prev.
+	prev         *saslSession
+	badMechanism string
+	// lifetime is the session lifetime granted when the exchange completed
+	// (connections.max.reauth.ms for the mechanism), 0 for none.
+	lifetime time.Duration
 }
 
 // serve handles one frame; done reports a completed authentication.
@@ -122,8 +155,11 @@ func (a *saslConn) serve(frame []byte) (done bool, err error) {
 			// A v0 client has no way to hear why: Apache just closes.
 			return false, err
 		}
-		if _, err := a.c.Write(protocol.AppendFrame(nil, answer)); err != nil {
+		if err := a.out(protocol.AppendFrame(nil, answer)); err != nil {
 			return false, err
+		}
+		if done {
+			a.lifetime = a.settings.reauthLifetime(a.mechanism)
 		}
 		return done, nil
 	}
@@ -132,8 +168,7 @@ func (a *saslConn) serve(frame []byte) (done bool, err error) {
 		return false, fmt.Errorf("refused a request during authentication: %w", err)
 	}
 	if errResp != nil {
-		_, err := a.c.Write(protocol.AppendResponse(nil, req.Header, errResp))
-		return false, err
+		return false, a.out(protocol.AppendResponse(nil, req.Header, errResp))
 	}
 	switch body := req.Body.(type) {
 	case *kmsg.ApiVersionsRequest:
@@ -173,7 +208,15 @@ func (a *saslConn) handshake(h protocol.RequestHeader, req *kmsg.SASLHandshakeRe
 	}
 	a.mechanism, a.exchange = req.Mechanism, ex
 	a.state = saslAwaitAuthenticate
+	if a.prev != nil && req.Mechanism != a.prev.mechanism {
+		// Apache answers the handshake and fails the SaslAuthenticate.
+		a.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'",
+			req.Mechanism, a.prev.mechanism)
+	}
 	if h.Version == 0 {
+		if a.prev != nil {
+			return &authFailure{"SaslHandshake v0 cannot re-authenticate (KIP-368 needs SaslAuthenticate)"}
+		}
 		a.state = saslAwaitRawToken
 	}
 	return nil
@@ -181,24 +224,51 @@ func (a *saslConn) handshake(h protocol.RequestHeader, req *kmsg.SASLHandshakeRe
 
 func (a *saslConn) authenticateStep(h protocol.RequestHeader, req *kmsg.SASLAuthenticateRequest) (bool, error) {
 	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
+	if a.badMechanism != "" {
+		return false, a.fail(h, resp, a.badMechanism, errors.New(a.badMechanism))
+	}
 	answer, done, err := a.exchange.step(req.SASLAuthBytes)
 	if err != nil {
 		// Apache's answer says only that the credentials were wrong; the
 		// log line has the reason.
-		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-		msg := "Authentication failed during authentication due to invalid credentials with SASL mechanism " + a.mechanism
-		resp.ErrorMessage = &msg
-		if werr := a.write(h, resp); werr != nil {
-			return false, werr
-		}
-		return false, err
+		msg := "Authentication failed during " + a.what() + " due to invalid credentials with SASL mechanism " + a.mechanism
+		return false, a.fail(h, resp, msg, err)
+	}
+	if done && a.prev != nil && a.exchange.user() != a.prev.principal.Name {
+		msg := fmt.Sprintf("Cannot change principals during re-authentication from %s.%s: User.%s",
+			a.prev.principal.Type, a.prev.principal.Name, a.exchange.user())
+		return false, a.fail(h, resp, msg, errors.New(msg))
+	}
+	if done {
+		a.lifetime = a.settings.reauthLifetime(a.mechanism)
+		// v0 has no field for it; such a client is still closed once the
+		// session ends, as KIP-368 has Apache do.
+		resp.SessionLifetimeMillis = a.lifetime.Milliseconds()
 	}
 	resp.SASLAuthBytes = answer
 	return done, a.write(h, resp)
 }
 
+// fail answers SaslAuthenticate with SASL_AUTHENTICATION_FAILED and msg,
+// and returns reason (for the log).
+func (a *saslConn) fail(h protocol.RequestHeader, resp *kmsg.SASLAuthenticateResponse, msg string, reason error) error {
+	resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+	resp.ErrorMessage = &msg
+	if err := a.write(h, resp); err != nil {
+		return err
+	}
+	return reason
+}
+
+// what names the exchange for logs and answers.
+func (a *saslConn) what() string {
+	if a.prev != nil {
+		return "re-authentication"
+	}
+	return "authentication"
+}
+
 func (a *saslConn) write(h protocol.RequestHeader, resp kmsg.Response) error {
 	resp.SetVersion(h.Version)
-	_, err := a.c.Write(protocol.AppendResponse(nil, h, resp))
-	return err
+	return a.out(protocol.AppendResponse(nil, h, resp))
 }

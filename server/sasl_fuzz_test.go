@@ -84,7 +84,7 @@ func FuzzSASLStateMachine(f *testing.F) {
 		defer server.Close()
 		go io.Copy(io.Discard, client)
 		defer client.Close()
-		a := &saslConn{s: s, c: server, settings: cfg.SASL["CONTROLLER"]}
+		a := &saslConn{s: s, out: writeTo(server), settings: cfg.SASL["CONTROLLER"]}
 		if done, err := a.serve(first); err == nil && !done {
 			a.serve(second)
 		}

@@ -33,6 +33,10 @@ type SASLSettings struct {
 	// Client is how the peer client authenticates to other controllers
 	// on this listener; set on the first controller listener only.
 	Client *SASLClient
+	// MaxReauthMs is connections.max.reauth.ms by mechanism: the session
+	// lifetime after which a connection must re-authenticate (KIP-368);
+	// 0 for none. See sasl_reauth.go.
+	MaxReauthMs map[string]int64
 }
 
 // SASLClient is sasl.mechanism.controller.protocol and the username and
@@ -84,6 +88,7 @@ func (p *parser) saslSettings(name string) *SASLSettings {
 			"set it to one or more of %s", name, strings.Join(servedMechanisms, ", ")))
 		return s
 	}
+	s.MaxReauthMs = p.maxReauthMs(name, s.Mechanisms)
 	for _, m := range s.Mechanisms {
 		class := scramLoginModule
 		if m == mechPlain {
@@ -177,7 +182,7 @@ var errNoSASLListener = errors.New("is a SASL setting, but no listener it applie
 // honouredSASLKey reports whether key is a SASL key kraftd reads, and
 // whether a SASL listener uses it.
 func honouredSASLKey(key string, saslListeners []string) (applies, honoured bool) {
-	if key == "sasl.enabled.mechanisms" || key == controllerMechanismKey {
+	if key == "sasl.enabled.mechanisms" || key == controllerMechanismKey || key == reauthKey {
 		return len(saslListeners) > 0, true
 	}
 	rest, ok := strings.CutPrefix(key, "listener.name.")
@@ -188,7 +193,7 @@ func honouredSASLKey(key string, saslListeners []string) (applies, honoured bool
 	if !ok {
 		return false, false
 	}
-	honoured = sub == "sasl.enabled.mechanisms"
+	honoured = sub == "sasl.enabled.mechanisms" || isReauthKey(sub)
 	for _, m := range servedMechanisms {
 		honoured = honoured || sub == strings.ToLower(m)+".sasl.jaas.config"
 	}

@@ -271,7 +271,8 @@ func TestSASLConfig(t *testing.T) {
 		{"wrong module", map[string]string{"listener.name.controller.plain.sasl.jaas.config": scramLoginModule + " required;"}, "listener.name.controller.plain.sasl.jaas.config", "needs"},
 		{"bad JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="x"`}, "listener.name.controller.plain.sasl.jaas.config", "semicolon"},
 		{"SASL_SSL without keystore", map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "ssl.keystore.location", "needs a keystore"},
-		{"reauth", map[string]string{"connections.max.reauth.ms": "60000"}, "connections.max.reauth.ms", "does not honour"},
+		{"reauth below zero", map[string]string{"listener.name.controller.plain.connections.max.reauth.ms": "-1"}, "listener.name.controller.plain.connections.max.reauth.ms", "below the minimum"},
+		{"reauth on another listener", map[string]string{"listener.name.other.connections.max.reauth.ms": "60000"}, "listener.name.other.connections.max.reauth.ms", "no listener"},
 		{"other listener", map[string]string{"listener.name.other.sasl.enabled.mechanisms": "PLAIN"}, "listener.name.other.sasl.enabled.mechanisms", "no listener"},
 		{"kerberos", map[string]string{"sasl.kerberos.service.name": "kafka"}, "sasl.kerberos.service.name", "does not honour"},
 	} {
@@ -301,6 +302,34 @@ func TestSASLConfig(t *testing.T) {
 	s := cfg.SASL["CONTROLLER"]
 	if len(s.Mechanisms) != 3 || s.PlainUsers["alice"].Value != "alice-secret" || len(s.PlainUsers) != 2 {
 		t.Fatalf("%+v", s)
+	}
+	if len(s.MaxReauthMs) != 3 || s.MaxReauthMs["PLAIN"] != 0 {
+		t.Fatalf("default connections.max.reauth.ms: %v", s.MaxReauthMs)
+	}
+	// The most specific key wins: mechanism, then listener, then top level.
+	cfg, err = ParseConfig(saslProps(t, map[string]string{
+		"connections.max.reauth.ms":                                        "1000",
+		"listener.name.controller.connections.max.reauth.ms":               "2000",
+		"listener.name.controller.scram-sha-512.connections.max.reauth.ms": "3000",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.SASL["CONTROLLER"].MaxReauthMs; got["PLAIN"] != 2000 || got["SCRAM-SHA-256"] != 2000 || got["SCRAM-SHA-512"] != 3000 {
+		t.Fatalf("connections.max.reauth.ms by mechanism: %v", got)
+	}
+	if len(cfg.Unknown) != 0 {
+		t.Fatalf("keys reported unknown: %v", cfg.Unknown)
+	}
+	// Without a SASL listener a non-zero value asks for what nothing does.
+	plain := saslProps(t, map[string]string{"listener.security.protocol.map": "CONTROLLER:PLAINTEXT", "connections.max.reauth.ms": "1000"})
+	for k := range plain {
+		if strings.Contains(k, "sasl") {
+			delete(plain, k)
+		}
+	}
+	if _, err := ParseConfig(plain); err == nil || !strings.Contains(err.Error(), "connections.max.reauth.ms") {
+		t.Fatalf("connections.max.reauth.ms without SASL: %v", err)
 	}
 }
 

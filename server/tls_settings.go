@@ -40,7 +40,7 @@ type TLSSettings struct {
 // inline PEM (Inline: ssl.keystore.certificate.chain + ssl.keystore.key,
 // or ssl.truststore.certificates).
 type StoreSettings struct {
-	Type      string // PKCS12, PEM, or JKS (read when the file is PKCS12)
+	Type      string // PKCS12, PEM, or JKS (a JKS-typed PKCS12 file is read as PKCS12)
 	Location  string
 	Password  Secret
 	Inline    string // certificates (chain or trusted), PEM

@@ -82,7 +82,6 @@ func TestTLSSettingsErrorsNameTheKey(t *testing.T) {
 		"ssl.provider":                                   {"ssl.provider": "BC"},
 		"ssl.engine.factory.class":                       {"ssl.engine.factory.class": "com.example.Engine"},
 		"sasl.enabled.mechanisms":                        {"sasl.enabled.mechanisms": "PLAIN"},
-		"listener.name.controller.ssl.keystore.type":     {"listener.name.controller.ssl.keystore.type": "JKS", "ssl.keystore.location": jks, "ssl.keystore.password": "x"},
 		"ssl.keystore.location":                          {"ssl.keystore.location": mismatched},
 		"ssl.truststore.location":                        {"ssl.truststore.location": filepath.Join(t.TempDir(), "missing.pem")},
 		"ssl.keystore.key":                               {"ssl.keystore.key": string(k.server.KeyPEM())},
@@ -98,6 +97,11 @@ func TestTLSSettingsErrorsNameTheKey(t *testing.T) {
 		if strings.Contains(err.Error(), "secret-value") {
 			t.Errorf("%s: the message repeats a secret: %v", want, err)
 		}
+	}
+	// A truncated JKS file is named by its location.
+	if _, err := loadProps(sslProps(t, k, map[string]string{"listener.name.controller.ssl.keystore.type": "JKS", "ssl.keystore.location": jks, "ssl.keystore.password": "x"})); err == nil ||
+		!strings.Contains(err.Error(), "ssl.keystore.location") || !strings.Contains(err.Error(), "JKS store") {
+		t.Errorf("a truncated JKS keystore: %v", err)
 	}
 	// A PEM file under the default type JKS is named as PEM.
 	props0 := sslProps(t, k, nil)

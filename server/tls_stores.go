@@ -15,10 +15,10 @@ import (
 	"software.sslmate.com/src/go-pkcs12"
 )
 
-// Keystores and truststores are read here. PKCS12 goes through go-pkcs12;
-// PEM is read leniently (Apache accepts PEM whose line breaks a
-// properties file folded away); JKS is refused unless the file is really
-// PKCS12, which a JDK reads under type JKS too.
+// Keystores and truststores are read here. PKCS12 goes through go-pkcs12,
+// JKS through keystore-go (tls_jks.go); PEM is read leniently (Apache
+// accepts PEM whose line breaks a properties file folded away). A
+// JKS-typed file that is really PKCS12 is read as PKCS12, as a JDK does.
 
 // loadKeystore reads the listener's keystore into a certificate with its
 // chain. The error names the key to fix.
@@ -51,6 +51,14 @@ func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
 			return nil, &ConfigError{Key: t.Key("ssl.key.password"), Err: errors.New("differs from ssl.keystore.password; kraftd reads PKCS12 keystores whose key has the store's password (as keytool writes them)")}
 		}
 		cert, err = pkcs12KeyPair(data, ks.Password.Value)
+	case "JKS":
+		keyPassword := ks.Password.Value
+		if t.KeyPassword.Set {
+			keyPassword = t.KeyPassword.Value
+		}
+		if cert, err = jksKeyPair(data, ks.Password.Value, keyPassword); err != nil && !ks.Password.Set {
+			return nil, &ConfigError{Key: t.Key("ssl.keystore.password"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
+		}
 	default:
 		return nil, &ConfigError{Key: t.Key("ssl.keystore.type"), Err: errJKS(ks.Location, data)}
 	}
@@ -93,6 +101,10 @@ func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
 			certs, err = pemCertificates(data)
 		case "PKCS12":
 			certs, err = pkcs12.DecodeTrustStore(data, ts.Password.Value)
+		case "JKS":
+			if certs, err = jksTrustStore(data, ts.Password.Value); err != nil {
+				key = t.Key("ssl.truststore.password")
+			}
 		default:
 			return nil, &ConfigError{Key: t.Key("ssl.truststore.type"), Err: errJKS(ts.Location, data)}
 		}
@@ -113,8 +125,9 @@ func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
 	return pool, nil
 }
 
-// storeFormat is how a store file is read: PEM, PKCS12, or JKS (refused).
-// A JKS-typed file that holds PKCS12 is read as PKCS12, as a JDK does.
+// storeFormat is how a store file is read: PEM, PKCS12, JKS, or "" (not
+// a store kraftd reads). A JKS-typed file that holds PKCS12 is read as
+// PKCS12, as a JDK does, and a PKCS12-typed JKS file as JKS.
 func storeFormat(declared string, data []byte) string {
 	switch {
 	case declared == "PEM":
@@ -124,15 +137,14 @@ func storeFormat(declared string, data []byte) string {
 	case len(data) > 0 && data[0] == 0x30: // a DER SEQUENCE: PKCS12's PFX
 		return "PKCS12"
 	}
-	return "JKS"
+	return ""
 }
 
 func errJKS(path string, data []byte) error {
 	if bytes.Contains(data, []byte("-----BEGIN ")) {
 		return fmt.Errorf("%s holds PEM, but the store's type is JKS (Apache's default); set the type to PEM", path)
 	}
-	return fmt.Errorf("%s is a Java KeyStore (JKS), which kraftd does not read (no well-kept Go library does); "+
-		"convert it with keytool -importkeystore -deststoretype PKCS12, or use PEM", path)
+	return fmt.Errorf("%s is neither a JKS, PKCS12 nor PEM store", path)
 }
 
 func pkcs12KeyPair(data []byte, password string) (*tls.Certificate, error) {

@@ -30,6 +30,7 @@ func formatCommand() *cli.Command {
 			&cli.BoolFlag{Name: "standalone", Aliases: []string{"s"}, Usage: "this controller alone forms the initial dynamic quorum"},
 			&cli.StringFlag{Name: "initial-controllers", Aliases: []string{"I"}, Usage: "the initial dynamic quorum: id@host:port:directoryId,..."},
 			&cli.BoolFlag{Name: "no-initial-controllers", Aliases: []string{"N"}, Usage: "join an existing dynamic quorum later"},
+			&cli.StringSliceFlag{Name: "add-scram", Aliases: []string{"S"}, Usage: "a SCRAM credential to bootstrap, e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]' or 'SCRAM-SHA-256=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'"},
 			&cli.BoolFlag{Name: "ignore-formatted", Aliases: []string{"g"}, Usage: "skip directories that are already formatted"},
 		},
 		Action: runFormat,
@@ -103,6 +104,11 @@ func runFormat(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("kraft.version 1 needs metadata.version %s or newer", controller.MetadataVersionName(controller.MVKRaftVersion1)), 2)
 	}
 
+	scram, err := scramRecords(c.StringSlice("add-scram"), mv)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+
 	var voters []initialVoter
 	switch {
 	case c.Bool("standalone"):
@@ -143,7 +149,7 @@ func runFormat(c *cli.Context) error {
 		return nil
 	}
 
-	bootstrap := bootstrapRecords(mv, levels)
+	bootstrap := append(bootstrapRecords(mv, levels), scram...)
 	now := time.Now()
 	for _, dir := range todo {
 		isMeta := dir == cfg.MetadataLogDir
@@ -168,6 +174,9 @@ func runFormat(c *cli.Context) error {
 
 // bootstrapRecords are the FeatureLevelRecords of bootstrap.checkpoint:
 // metadata.version first, then each other feature with a level above 0.
+// The --add-scram credentials follow them in the same file, as Apache
+// 4.1's format writes them (4.4 writes the same list into the bootstrap
+// snapshot instead; kraftd reads either and writes 4.1's layout).
 func bootstrapRecords(mv int16, levels map[string]int16) []metadata.Record {
 	records := []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: mv}}
 	names := make([]string, 0, len(levels))

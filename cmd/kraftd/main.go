@@ -23,6 +23,9 @@ func main() {
 	app := &cli.App{
 		Name:  "kraftd",
 		Usage: "a KRaft controller compatible with Apache Kafka",
+		// A repeated flag appends one whole value, as Apache's tools do:
+		// --add-scram values hold commas of their own.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "trace, debug, info, warn or error"},
 			&cli.StringFlag{Name: "log-format", Value: "auto", Usage: "auto (console on a terminal, JSON otherwise), console or json"},

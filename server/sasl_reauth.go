@@ -1,0 +1,169 @@
+package server
+
+// sasl_reauth.go: re-authentication (KIP-368) on SASL listeners, with
+// Apache's rules (SaslServerAuthenticator, KafkaChannel, SocketServer):
+//
+//   - With connections.max.reauth.ms (per mechanism:
+//     listener.name.<l>.<mechanism>.connections.max.reauth.ms, then
+//     listener.name.<l>.connections.max.reauth.ms, then the top-level key;
+//     0, the default, turns it off) a completed authentication gets that
+//     session lifetime, told to clients in SaslAuthenticate v1+'s
+//     SessionLifetimeMs. kraftd's credentials (PLAIN users, SCRAM records)
+//     do not expire, so the lifetime is the configured one.
+//   - A SaslHandshake on an authenticated connection whose session has a
+//     lifetime starts a re-authentication, unless the last one started less
+//     than a second ago (then it is an ordinary request, answered with
+//     ILLEGAL_SASL_STATE). It must keep the mechanism and the principal,
+//     and grants a new lifetime from its end.
+//   - Any other request that arrives after the session's end closes the
+//     connection, so a client that does not re-authenticate in time (or
+//     cannot: SaslAuthenticate v0, SaslHandshake v0) is disconnected, but
+//     only when it next sends; an idle connection is left to
+//     connections.max.idle.ms.
+//
+// TODO(metrics issue): count expired connections closed here (Apache's
+// expired-connections-killed-count) and re-authentications by outcome.
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// minReauthInterval is Apache's least time between the starts of two
+// re-authentications of one connection.
+const minReauthInterval = time.Second
+
+// saslSession is what an authenticated connection proved, and until when.
+type saslSession struct {
+	mechanism string
+	principal Principal
+	// expires is the end of the session; zero when it has no lifetime
+	// (connections.max.reauth.ms 0), and then it never re-authenticates.
+	expires time.Time
+	// reauthStarted is when the last re-authentication began.
+	reauthStarted time.Time
+}
+
+// session is the session a completed exchange proved.
+func (a *saslConn) session() *saslSession {
+	s := &saslSession{mechanism: a.mechanism, principal: Principal{Type: "User", Name: a.exchange.user()}}
+	if a.lifetime > 0 {
+		s.expires = time.Now().Add(a.lifetime)
+	}
+	return s
+}
+
+// reauthLifetime is the session lifetime of mechanism on this listener.
+func (s *SASLSettings) reauthLifetime(mechanism string) time.Duration {
+	return time.Duration(s.MaxReauthMs[mechanism]) * time.Millisecond
+}
+
+// expired reports whether the session has ended at now.
+func (s *saslSession) expired(now time.Time) bool {
+	return !s.expires.IsZero() && now.After(s.expires)
+}
+
+// checkSession applies the session's rules to frame, the next request read
+// on an authenticated connection: a SaslHandshake that may re-authenticate
+// does so here (handled true; ok false when it failed and the connection
+// must close), and any other request after the session ended closes the
+// connection (handled and not ok). Otherwise the caller serves frame.
+func (s *Server) checkSession(ctx context.Context, c net.Conn, r *bufio.Reader, frame []byte, session *saslSession,
+	settings *SASLSettings, resp *responder, log zerolog.Logger) (handled, ok bool) {
+	now := time.Now()
+	isHandshake := len(frame) >= 2 && int16(binary.BigEndian.Uint16(frame)) == saslHandshakeKey
+	if isHandshake && !session.expires.IsZero() && now.Sub(session.reauthStarted) >= minReauthInterval {
+		session.reauthStarted = now
+		return true, s.reauthenticate(ctx, c, r, frame, session, settings, resp, log)
+	}
+	if session.expired(now) {
+		s.decoding.release(len(frame))
+		log.Info().Str("mechanism", session.mechanism).Time("session_end", session.expires).
+			Msg("SASL session ended without re-authentication (connections.max.reauth.ms); closing connection")
+		return true, false
+	}
+	return false, true
+}
+
+// saslHandshakeKey is SaslHandshake's API key.
+const saslHandshakeKey = 17
+
+// reauthenticate runs a re-authentication that handshake (a frame already
+// read) starts. Its answers queue behind the responses still owed on the
+// connection; the client sends nothing else until it completes. On
+// success session takes the new lifetime.
+func (s *Server) reauthenticate(ctx context.Context, c net.Conn, r *bufio.Reader, handshake []byte, session *saslSession,
+	settings *SASLSettings, resp *responder, log zerolog.Logger) bool {
+	c.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
+	a := &saslConn{s: s, out: resp.send(ctx), settings: settings, prev: session}
+	next, ok := a.run(ctx, r, handshake, log)
+	if !ok {
+		return false
+	}
+	session.expires = next.expires
+	return true
+}
+
+// send is a saslConn's out on a connection with responses in flight: each
+// frame queues as a finished response, written in request order.
+func (r *responder) send(ctx context.Context) func([]byte) error {
+	return func(frame []byte) error {
+		p := &pending{}
+		if !r.add(ctx, p) {
+			return errors.New("the connection closed during re-authentication")
+		}
+		p.frame = frame
+		r.finish(p)
+		return nil
+	}
+}
+
+// reauthKeys are the keys that may set connections.max.reauth.ms for
+// mechanism on listener, most specific first.
+func reauthKeys(listener, mechanism string) []string {
+	prefix := "listener.name." + strings.ToLower(listener) + "."
+	return []string{
+		prefix + strings.ToLower(mechanism) + "." + reauthKey,
+		prefix + reauthKey,
+		reauthKey,
+	}
+}
+
+const reauthKey = "connections.max.reauth.ms"
+
+// maxReauthMs reads the session lifetime of each mechanism of listener.
+func (p *parser) maxReauthMs(listener string, mechanisms []string) map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range mechanisms {
+		out[m] = 0
+		found := false
+		for _, k := range reauthKeys(listener, m) {
+			if _, set := p.props[k]; set && !found {
+				out[m], found = p.int64(k, 0, 0), true
+			}
+			p.used[k] = true
+		}
+	}
+	return out
+}
+
+// isReauthKey reports whether sub (a key below listener.name.<l>.) sets
+// connections.max.reauth.ms, for the listener or one of its mechanisms.
+func isReauthKey(sub string) bool {
+	if sub == reauthKey {
+		return true
+	}
+	for _, m := range servedMechanisms {
+		if sub == strings.ToLower(m)+"."+reauthKey {
+			return true
+		}
+	}
+	return false
+}
