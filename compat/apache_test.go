@@ -24,18 +24,6 @@ func forVersions(t *testing.T, f func(t *testing.T, version string)) {
 	}
 }
 
-// statusLines parses `kafka-metadata-quorum describe --status` output
-// ("Key: value" lines) into a map.
-func statusLines(out string) map[string]string {
-	m := map[string]string{}
-	for _, line := range strings.Split(out, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-	}
-	return m
-}
-
 // An Apache controller formatted with --standalone leads a quorum of itself;
 // Apache's kafka-metadata-quorum and our own DescribeQuorum v2 both say so.
 func TestApacheStandalone(t *testing.T) {

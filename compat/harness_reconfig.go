@@ -78,6 +78,18 @@ type ToolStatus struct {
 	Text      string  // the whole output
 }
 
+// statusLines parses `kafka-metadata-quorum describe --status` output
+// ("Key: value" lines) into a map.
+func statusLines(out string) map[string]string {
+	m := map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return m
+}
+
 // quorumNodesLine matches a "CurrentVoters: [...]" or "CurrentObservers:
 // [...]" line; Apache prints each as a JSON array of {"id": ...} objects.
 var quorumNodesLine = regexp.MustCompile(`(?m)^(CurrentVoters|CurrentObservers):\s*(\[.*\])\s*$`)
