@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,6 +45,9 @@ type Config struct {
 
 	Snapshots SnapshotPolicy
 	Broken    BrokenRules
+	// Meter, for NewRunner, receives what the loop measures (nil: nothing
+	// is measured); a Node driven otherwise takes its Env's.
+	Meter Meter
 }
 
 // Proposal is a batch of records to write through the quorum at the leader.
@@ -71,6 +75,7 @@ type commitWait struct {
 	first, last int64
 	epoch       int32
 	done        func(int64, error)
+	proposed    time.Time // for the meter's commit latency; zero without one
 }
 
 // Node is one controller's runtime: the quorum core, its Ready loop, the
@@ -100,6 +105,9 @@ type Node struct {
 	voters quorum.VoterSet
 	sync   deferredSyncs
 	fatal  error
+	// electionStart is when the running election began (meter.go), zero
+	// while a leader is known.
+	electionStart time.Time
 
 	status atomic.Pointer[quorum.Status]
 }
@@ -272,7 +280,11 @@ func (n *Node) Propose(p *Proposal) {
 		p.Done(-1, err)
 		return
 	}
-	n.commitWaits = append(n.commitWaits, commitWait{first: base, last: base + int64(len(values)) - 1, epoch: epoch, done: p.Done})
+	w := commitWait{first: base, last: base + int64(len(values)) - 1, epoch: epoch, done: p.Done}
+	if n.env.Meter != nil {
+		w.proposed = n.env.Clock.Now()
+	}
+	n.commitWaits = append(n.commitWaits, w)
 }
 
 // Close answers everything still waiting with err (ErrStopped on a clean

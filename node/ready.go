@@ -105,12 +105,15 @@ func (n *Node) persist(rd quorum.Ready, sync bool) error {
 		if err := n.disk.Log.Append(rd.Append); err != nil {
 			return err
 		}
+		if m := n.env.Meter; m != nil {
+			m.Appended(countRecords(rd.Append), n.soft.Role == quorum.RoleLeader)
+		}
 		if obs != nil {
 			obs.Appended(rd.Append)
 		}
 	}
 	if rd.MustSync && sync {
-		return n.disk.Log.Sync()
+		return timedSync(n.env.Meter, n.env.Clock, n.disk.Log.Sync)
 	}
 	return nil
 }
@@ -196,16 +199,24 @@ func (n *Node) applyCommitted() error {
 // replayTo applies every record below end that the image has not seen.
 func (n *Node) replayTo(end int64) error {
 	from := max(n.sm.Applied()+1, n.disk.Log.StartOffset())
-	reached, err := ForEachLogRecord(n.disk.Log, from, end, func(offset int64, rec metadata.Record, _ batch.Record) error {
-		if rec == nil {
-			return nil // control records shape the quorum, not the image
-		}
-		if err := n.sm.Replay(offset, rec); err != nil {
-			n.log.Warn().Err(err).Msg("skipping a record the image rejects")
-		}
-		return nil
-	})
+	appendTimeMs := int64(-1)
+	reached, err := walkLog(n.disk.Log, from, end, false, func(h batch.Header) { appendTimeMs = h.MaxTimestamp },
+		func(offset int64, rec metadata.Record, _ batch.Record) error {
+			if rec == nil {
+				return nil // control records shape the quorum, not the image
+			}
+			if err := n.sm.Replay(offset, rec); err != nil {
+				n.log.Warn().Err(err).Msg("skipping a record the image rejects")
+				if m := n.env.Meter; m != nil {
+					m.ReplayFailed()
+				}
+			}
+			return nil
+		})
 	n.sm.MarkApplied(reached - 1)
+	if m := n.env.Meter; m != nil {
+		m.Replayed(reached-1, appendTimeMs)
+	}
 	if obs := n.env.Observer; obs != nil {
 		obs.Replayed(reached)
 	}
@@ -215,6 +226,7 @@ func (n *Node) replayTo(end int64) error {
 func (n *Node) onSoftState(s quorum.SoftState) {
 	prev := n.soft
 	n.soft = s
+	n.noteElection(prev, s)
 	if prev.Role != s.Role || prev.Epoch != s.Epoch || prev.LeaderID != s.LeaderID {
 		n.log.Info().Str("role", s.Role.String()).Int32("epoch", s.Epoch).Int32("leader", s.LeaderID).Msg("quorum state")
 	}
@@ -239,6 +251,9 @@ func (n *Node) completeCommitWaits() {
 		w := n.commitWaits[i]
 		if w.last >= committed {
 			break
+		}
+		if m := n.env.Meter; m != nil && !w.proposed.IsZero() {
+			m.Committed(n.env.Clock.Now().Sub(w.proposed))
 		}
 		w.done(w.first, nil)
 	}

@@ -63,8 +63,9 @@ func goExecutor(work func() error) <-chan error {
 // its answers must be handed back with DeliverPeer.
 func NewRunner(cfg Config, disk *Disk, sm StateMachine, peers PeerTransport, log zerolog.Logger) (*Runner, error) {
 	r := &Runner{peers: peers, log: log, events: make(chan event, 1024), stop: make(chan struct{}), done: make(chan struct{})}
-	r.syncer = NewSyncer(disk.Log.Sync)
+	r.syncer = NewSyncer(func() error { return timedSync(cfg.Meter, wallClock{}, disk.Log.Sync) })
 	env := Env{
+		Meter:      cfg.Meter,
 		Transport:  peers,
 		Clock:      wallClock{},
 		Syncer:     r.syncer,
@@ -96,7 +97,9 @@ func (r *Runner) Run() error {
 	ticker := time.NewTicker(tickInterval)
 	defer ticker.Stop()
 	n := r.node
+	meter := n.env.Meter
 	for {
+		waitStart := time.Now()
 		select {
 		case ev := <-r.events:
 			r.handle(ev)
@@ -107,6 +110,9 @@ func (r *Runner) Run() error {
 		case <-r.stop:
 			r.err = r.shutdown()
 			return r.err
+		}
+		if meter != nil {
+			meter.Idled(time.Since(waitStart))
 		}
 		// Take everything already queued before writing: proposals that
 		// arrived during the last fsync share the next one (group commit).

@@ -10,6 +10,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kraftd/kraftd/metrics"
+	snode "github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/server"
 	"github.com/kraftd/kraftd/storage"
 )
@@ -48,15 +50,32 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return explainDiskError(err)
 	}
-	node, err := server.NewNode(cfg, disk, log)
+	var meter *metrics.Metrics
+	if cfg.Ops.MetricsAddr != "" {
+		meter = metrics.New()
+	}
+	node, err := server.NewMeteredNode(cfg, disk, nodeMeter(meter), log)
 	if err != nil {
 		disk.Close()
 		return err
 	}
 	srv := server.New(cfg, node, log)
+	if meter != nil {
+		srv.SetMeter(meter)
+	}
 	if err := srv.Listen(); err != nil {
 		disk.Close()
 		return err
+	}
+	if meter != nil {
+		ml, err := meter.Serve(cfg.Ops.MetricsAddr, node, metrics.ServeOptions{Pprof: cfg.Ops.Pprof,
+			Bounds: metrics.ReadyBounds{MaxContactAgeMs: cfg.Ops.ReadyMaxContactAgeMs, MaxLagRecords: cfg.Ops.ReadyMaxLagRecords}}, log)
+		if err != nil {
+			srv.Close()
+			disk.Close()
+			return cli.Exit(fmt.Sprintf("%s: kraftd.metrics.listener: %v", c.String("config"), err), 2)
+		}
+		defer ml.Close()
 	}
 	// Signals are caught before "kraftd started" is logged, so whatever
 	// waits for that line may stop the node gracefully at once.
@@ -86,6 +105,14 @@ func runStart(c *cli.Context) error {
 	}
 	log.Info().Msg("stopped")
 	return nil
+}
+
+// nodeMeter is m as the runtime's meter, a nil interface when m is nil.
+func nodeMeter(m *metrics.Metrics) snode.Meter {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // explainDiskError adds to a refusal to open the directory what the
