@@ -151,7 +151,9 @@ func (m *Metrics) Connection(listener, outcome string) {
 }
 
 // ConnectionClosed implements server.Meter.
-func (m *Metrics) ConnectionClosed(listener string) { m.openConnections.WithLabelValues(listener).Dec() }
+func (m *Metrics) ConnectionClosed(listener string) {
+	m.openConnections.WithLabelValues(listener).Dec()
+}
 
 // Request implements server.Meter.
 func (m *Metrics) Request(listener string, key int16, d time.Duration, failed bool) {
