@@ -1,0 +1,349 @@
+package compat
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// strimziKRaftNames are the series Strimzi's KRaft dashboard
+// (grafana-dashboards/strimzi-kraft.json) and its controller alerts
+// (prometheus-kafka-rules.yaml: AbnormalControllerState,
+// OfflinePartitions) query, named as its JMX-exporter rules name Apache's
+// metrics; process_open_fds is the one process panel a Go process has.
+var strimziKRaftNames = []string{
+	"kafka_server_raftmetrics_current_state",
+	"kafka_server_raftmetrics_current_leader",
+	"kafka_server_raftmetrics_current_vote",
+	"kafka_server_raftmetrics_current_epoch",
+	"kafka_server_raftmetrics_high_watermark",
+	"kafka_server_raftmetrics_log_end_offset",
+	"kafka_server_raftmetrics_commit_latency_avg",
+	"kafka_server_raftmetrics_append_records_rate",
+	"kafka_server_raftmetrics_fetch_records_rate",
+	"kafka_server_raftchannelmetrics_incoming_byte_total",
+	"kafka_server_raftchannelmetrics_outgoing_byte_total",
+	"kafka_server_raftchannelmetrics_request_total",
+	"kafka_server_raftchannelmetrics_response_total",
+	"kafka_controller_kafkacontroller_activecontrollercount",
+	"kafka_controller_kafkacontroller_offlinepartitionscount",
+	"process_open_fds",
+}
+
+// apacheControllerNames are the rest of the names Apache's controller
+// exposes through Strimzi's rules that kraftd serves too (KafkaRaftMetrics,
+// QuorumControllerMetrics, ControllerMetadataMetrics, MetadataLoader).
+var apacheControllerNames = []string{
+	"kafka_server_raftmetrics_commit_latency_max",
+	"kafka_server_raftmetrics_election_latency_avg",
+	"kafka_server_raftmetrics_election_latency_max",
+	"kafka_server_raftmetrics_log_end_epoch",
+	"kafka_server_raftmetrics_number_of_voters",
+	"kafka_server_raftmetrics_number_unknown_voter_connections",
+	"kafka_server_raftmetrics_poll_idle_ratio_avg",
+	"kafka_controller_kafkacontroller_newactivecontrollerscount",
+	"kafka_controller_kafkacontroller_lastappliedrecordoffset",
+	"kafka_controller_kafkacontroller_lastcommittedrecordoffset",
+	"kafka_controller_kafkacontroller_lastappliedrecordtimestamp",
+	"kafka_controller_kafkacontroller_lastappliedrecordlagms",
+	"kafka_controller_kafkacontroller_activebrokercount",
+	"kafka_controller_kafkacontroller_fencedbrokercount",
+	"kafka_controller_kafkacontroller_controlledshutdownbrokercount",
+	"kafka_controller_kafkacontroller_globaltopiccount",
+	"kafka_controller_kafkacontroller_globalpartitioncount",
+	"kafka_controller_kafkacontroller_preferredreplicaimbalancecount",
+	"kafka_controller_kafkacontroller_metadataerrorcount",
+	"kafka_controller_kafkacontroller_timedoutbrokerheartbeatcount",
+	"kafka_server_metadataloader_currentmetadataversion",
+	"kafka_server_metadataloader_currentcontrollerid",
+}
+
+// leaderOnlyNames exist on the leader alone, as in Apache (addLeaderMetrics).
+var leaderOnlyNames = []string{
+	"kafka_server_raftmetrics_number_of_observers",
+	"kafka_server_raftmetrics_uncommitted_voter_change",
+}
+
+// kraftdHistograms are kraftd's own, with real buckets.
+var kraftdHistograms = []string{
+	"kraftd_raft_commit_latency_seconds",
+	"kraftd_log_fsync_duration_seconds",
+	"kraftd_raft_election_duration_seconds",
+	"kraftd_request_duration_seconds",
+}
+
+type metricsNode struct {
+	*kraftdNode
+	metricsAddr string
+}
+
+// readiness is the part of /readyz's body the test reads.
+type readiness struct {
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason"`
+	Role   string `json:"role"`
+}
+
+func (n *metricsNode) readyz() (readiness, int, error) {
+	var r readiness
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + n.metricsAddr + "/readyz")
+	if err != nil {
+		return r, 0, err
+	}
+	defer resp.Body.Close()
+	err = json.NewDecoder(resp.Body).Decode(&r)
+	return r, resp.StatusCode, err
+}
+
+// scrape reads /metrics in the Prometheus text format, or in OpenMetrics.
+func (n *metricsNode) scrape(t *testing.T, openMetrics bool) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+n.metricsAddr+"/metrics", nil)
+	if openMetrics {
+		req.Header.Set("Accept", "application/openmetrics-text; version=1.0.0; charset=utf-8")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("scrape node %d: %v", n.ID, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if openMetrics {
+		return nil, string(body)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatalf("node %d: /metrics is not the Prometheus text format: %v", n.ID, err)
+	}
+	return fams, string(body)
+}
+
+// newMetricsQuorum formats three kraftd controllers, each with a metrics
+// listener on a free port, and starts them; the test stops them.
+func newMetricsQuorum(t *testing.T) []*metricsNode {
+	nodes := newKraftdStaticQuorum(t, 3)
+	ports := FreePorts(t, len(nodes))
+	var out []*metricsNode
+	for i, n := range nodes {
+		m := &metricsNode{kraftdNode: n, metricsAddr: Addr(ports[i])}
+		appendProperty(t, n.Conf, "kraftd.metrics.listener", "http://"+m.metricsAddr)
+		n.start(t)
+		out = append(out, m)
+	}
+	t.Cleanup(func() {
+		for _, n := range out {
+			n.Proc.Stop()
+		}
+	})
+	return out
+}
+
+func appendProperty(t *testing.T, conf, key, value string) {
+	t.Helper()
+	if err := appendFile(conf, fmt.Sprintf("%s=%s\n", key, value)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitReady waits until every node in nodes answers /readyz ready.
+func waitReady(t *testing.T, nodes []*metricsNode, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for _, n := range nodes {
+		for {
+			r, code, err := n.readyz()
+			if err == nil && r.Ready && code == http.StatusOK {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d not ready after %v: %+v (HTTP %d, %v)", n.ID, within, r, code, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+func readyLeaderOf(t *testing.T, nodes []*metricsNode) *metricsNode {
+	t.Helper()
+	for _, n := range nodes {
+		if r, _, err := n.readyz(); err == nil && r.Role == "leader" && r.Ready {
+			return n
+		}
+	}
+	t.Fatal("no ready leader")
+	return nil
+}
+
+func familyValue(f *dto.MetricFamily) float64 {
+	if f == nil || len(f.Metric) == 0 {
+		return 0
+	}
+	m := f.Metric[0]
+	switch {
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return 0
+}
+
+// TestKraftdMetricsAndReadiness runs three kraftd controllers with metrics
+// listeners: every Strimzi KRaft dashboard and controller-alert series and
+// the other Apache controller names are served, in both exposition
+// formats, with one active controller among the three; then the leader's
+// /readyz turns not ready once its followers stop (SIGSTOP), and every
+// node is ready again once they continue; then the leader stops, its
+// followers turn not ready and are ready again under a new leader.
+func TestKraftdMetricsAndReadiness(t *testing.T) {
+	nodes := newMetricsQuorum(t)
+	waitReady(t, nodes, 60*time.Second)
+	leader := readyLeaderOf(t, nodes)
+
+	active, leaders := 0.0, 0
+	for _, n := range nodes {
+		fams, _ := n.scrape(t, false)
+		var missing []string
+		want := append(append(append([]string{}, strimziKRaftNames...), apacheControllerNames...), kraftdHistograms...)
+		if n == leader {
+			want = append(want, leaderOnlyNames...)
+		}
+		for _, name := range want {
+			if fams[name] == nil {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("node %d serves no %s", n.ID, strings.Join(missing, ", "))
+		}
+		active += familyValue(fams["kafka_controller_kafkacontroller_activecontrollercount"])
+		for _, m := range fams["kafka_server_raftmetrics_current_state"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "current_state" && l.GetValue() == "leader" {
+					leaders++
+				}
+			}
+		}
+		if got := familyValue(fams["kafka_server_raftmetrics_number_of_voters"]); got != 3 {
+			t.Errorf("node %d: number_of_voters = %v, want 3", n.ID, got)
+		}
+		_, om := n.scrape(t, true)
+		if !strings.HasSuffix(strings.TrimSpace(om), "# EOF") ||
+			!strings.Contains(om, "\nkafka_server_raftchannelmetrics_request_total ") ||
+			!strings.Contains(om, "\nkafka_controller_kafkacontroller_activecontrollercount ") {
+			t.Errorf("node %d: the OpenMetrics answer lacks the Apache names or its # EOF:\n%.2000s", n.ID, om)
+		}
+	}
+	if active != 1 || leaders != 1 {
+		t.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
+	}
+
+	// The leader loses its quorum: both followers stop.
+	var followers []*metricsNode
+	for _, n := range nodes {
+		if n != leader {
+			followers = append(followers, n)
+		}
+	}
+	for _, f := range followers {
+		if err := f.Proc.Pause(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paused := time.Now()
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			for _, f := range followers {
+				f.Proc.Resume()
+			}
+		}
+	}
+	defer resume()
+	var lost readiness
+	for {
+		r, code, err := leader.readyz()
+		if err == nil && !r.Ready && code == http.StatusServiceUnavailable {
+			lost = r
+			break
+		}
+		// A generous bound for a loaded machine; the figure is printed.
+		if time.Since(paused) > 30*time.Second {
+			t.Fatalf("leader %d still ready 30 s after its followers stopped: %+v", leader.ID, r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("leader %d not ready %v after its followers stopped: %s", leader.ID, time.Since(paused).Round(time.Millisecond), lost.Reason)
+	resume()
+	back := time.Now()
+	waitReady(t, nodes, 60*time.Second)
+	t.Logf("all three ready %v after the followers continued", time.Since(back).Round(time.Millisecond))
+
+	// The followers lose their leader: it stops. They turn not ready,
+	// elect another among themselves, and are ready again while the old
+	// leader is still stopped.
+	leader = readyLeaderOf(t, nodes)
+	if err := leader.Proc.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer leader.Proc.Resume()
+	paused = time.Now()
+	var rest []*metricsNode
+	for _, n := range nodes {
+		if n != leader {
+			rest = append(rest, n)
+		}
+	}
+	for {
+		r, code, err := rest[0].readyz()
+		if err == nil && !r.Ready && code == http.StatusServiceUnavailable {
+			t.Logf("follower %d not ready %v after leader %d stopped: %s", rest[0].ID, time.Since(paused).Round(time.Millisecond), leader.ID, r.Reason)
+			break
+		}
+		if time.Since(paused) > 30*time.Second {
+			t.Fatalf("follower %d still ready 30 s after leader %d stopped: %+v", rest[0].ID, leader.ID, r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitReady(t, rest, 60*time.Second)
+	t.Logf("the two others ready %v after leader %d stopped", time.Since(paused).Round(time.Millisecond), leader.ID)
+	leader.Proc.Resume()
+	waitReady(t, nodes, 60*time.Second)
+	var roles []string
+	for _, n := range nodes {
+		r, _, _ := n.readyz()
+		roles = append(roles, fmt.Sprintf("%d:%s", n.ID, r.Role))
+	}
+	sort.Strings(roles)
+	t.Logf("roles after the old leader continued: %v", roles)
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
