@@ -254,6 +254,7 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	if active != 1 || leaders != 1 {
 		t.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
 	}
+	checkStatusCommand(t, nodes, leader)
 
 	// The leader loses its quorum: both followers stop.
 	var followers []*metricsNode
@@ -346,4 +347,57 @@ func appendFile(path, text string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// checkStatusCommand runs `kraftd status` against a follower and checks it
+// finds the leader and its three voters, as JSON and as a table.
+func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
+	t.Helper()
+	var follower *metricsNode
+	for _, n := range nodes {
+		if n != leader {
+			follower = n
+		}
+	}
+	p := StartKraftd(t, "kraftd-status", "status", "--bootstrap-controller", follower.Addr(), "--metrics", "http://"+follower.metricsAddr, "--json")
+	if err := p.Wait(time.Minute); err != nil {
+		t.Fatalf("kraftd status: %v\n%s", err, p.Output())
+	}
+	var st struct {
+		LeaderID        int32  `json:"leader_id"`
+		LeaderEpoch     int32  `json:"leader_epoch"`
+		HighWatermark   int64  `json:"high_watermark"`
+		MetadataVersion string `json:"metadata_version"`
+		Voters          []struct {
+			ID             int32 `json:"id"`
+			LogEndOffset   int64 `json:"log_end_offset"`
+			LastFetchAgoMs int64 `json:"last_fetch_ago_ms"`
+		} `json:"voters"`
+		Controllers []struct{} `json:"controllers"`
+		Brokers     *struct {
+			Active int `json:"active"`
+		} `json:"brokers"`
+	}
+	out := p.Output()
+	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &st); err != nil {
+		t.Fatalf("kraftd status --json: %v\n%s", err, out)
+	}
+	if st.LeaderID != leader.ID || st.LeaderEpoch < 1 || st.HighWatermark < 1 || len(st.Voters) != 3 || len(st.Controllers) != 3 ||
+		st.Brokers == nil || st.Brokers.Active != 0 || !strings.HasPrefix(st.MetadataVersion, "4.") {
+		t.Errorf("kraftd status --json against follower %d (leader %d):\n%s", follower.ID, leader.ID, out)
+	}
+	for _, v := range st.Voters {
+		if v.LogEndOffset < 1 || v.LastFetchAgoMs < 0 {
+			t.Errorf("voter %d: log end %d, last fetch %d ms ago\n%s", v.ID, v.LogEndOffset, v.LastFetchAgoMs, out)
+		}
+	}
+	p = StartKraftd(t, "kraftd-status-table", "status", "--bootstrap-controller", follower.Addr())
+	if err := p.Wait(time.Minute); err != nil {
+		t.Fatalf("kraftd status: %v\n%s", err, p.Output())
+	}
+	if table := p.Output(); !strings.Contains(table, fmt.Sprintf("leader:            %d (epoch %d)", leader.ID, st.LeaderEpoch)) ||
+		!strings.Contains(table, fmt.Sprintf("\n%d     leader", leader.ID)) {
+		t.Errorf("kraftd status table:\n%s", table)
+	}
+	t.Logf("kraftd status:\n%s", p.Output())
 }

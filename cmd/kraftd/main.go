@@ -32,6 +32,7 @@ func main() {
 			startCommand(),
 			dumpLogCommand(),
 			metadataShellCommand(),
+			statusCommand(),
 			{
 				Name:  "random-uuid",
 				Usage: "print a random cluster or directory id, like kafka-storage.sh random-uuid",
