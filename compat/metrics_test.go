@@ -134,7 +134,8 @@ func (n *metricsNode) scrape(t *testing.T, openMetrics bool) (map[string]*dto.Me
 }
 
 // newMetricsQuorum formats three kraftd controllers, each with a metrics
-// listener on a free port, and starts them; the test stops them.
+// listener on a free port (the first with pprof), and starts them; the
+// test stops them.
 func newMetricsQuorum(t *testing.T) []*metricsNode {
 	nodes := newKraftdStaticQuorum(t, 3)
 	ports := FreePorts(t, len(nodes))
@@ -142,6 +143,9 @@ func newMetricsQuorum(t *testing.T) []*metricsNode {
 	for i, n := range nodes {
 		m := &metricsNode{kraftdNode: n, metricsAddr: Addr(ports[i])}
 		appendProperty(t, n.Conf, "kraftd.metrics.listener", "http://"+m.metricsAddr)
+		if i == 0 {
+			appendProperty(t, n.Conf, "kraftd.metrics.pprof.enable", "true")
+		}
 		n.start(t)
 		out = append(out, m)
 	}
@@ -255,6 +259,7 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 		t.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
 	}
 	checkStatusCommand(t, nodes, leader)
+	checkPprof(t, nodes)
 
 	// The leader loses its quorum: both followers stop.
 	var followers []*metricsNode
@@ -335,6 +340,55 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	}
 	sort.Strings(roles)
 	t.Logf("roles after the old leader continued: %v", roles)
+	checkLifecycleLog(t, nodes, leader)
+}
+
+// checkLifecycleLog stops the leader gracefully and reads the lifecycle in
+// the logs: what start-up recovered, the leadership won and lost with
+// reasons, the resignation to the two other voters and the stop.
+func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier *metricsNode) {
+	t.Helper()
+	leader := readyLeaderOf(t, nodes)
+	leader.Proc.Stop()
+	out := leader.Proc.Output()
+	for _, want := range []string{
+		`"message":"recovered the metadata log"`,
+		`"message":"won leadership"`,
+		`"reason":"won the election of epoch`,
+		`"reason":"resigning to stop: EndQuorumEpoch to the other voters","time"`,
+		`"message":"lost leadership"`,
+		`"message":"resigned leadership to stop"`,
+		`"message":"quorum loop stopped"`,
+		`"message":"stopped"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("leader %d's log lacks %s", leader.ID, want)
+		}
+	}
+	var resigned struct {
+		To         []int32 `json:"end_quorum_epoch_to"`
+		Successors []int32 `json:"preferred_successors"`
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, `"message":"resigned leadership to stop"`) {
+			if err := json.Unmarshal([]byte(line), &resigned); err != nil {
+				t.Errorf("%v: %s", err, line)
+			}
+		}
+	}
+	if len(resigned.To) != 2 || len(resigned.Successors) != 2 {
+		t.Errorf("leader %d resigned to %v naming successors %v, want the two other voters", leader.ID, resigned.To, resigned.Successors)
+	}
+	// The leader stopped earlier in the test lost its leadership to a
+	// follower that stopped hearing from it.
+	if old := stoppedEarlier.Proc.Output(); !strings.Contains(old, `"reason":"leader `) || !strings.Contains(old, `announced epoch`) {
+		t.Errorf("node %d's log lacks the new leader's announcement as a reason", stoppedEarlier.ID)
+	}
+	for _, n := range nodes {
+		if n != leader && n != stoppedEarlier && !strings.Contains(n.Proc.Output(), "controller.quorum.fetch.timeout.ms") {
+			t.Errorf("node %d's log lacks the fetch timeout as a reason for its pre-vote", n.ID)
+		}
+	}
 }
 
 func appendFile(path, text string) error {
@@ -400,4 +454,20 @@ func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode)
 		t.Errorf("kraftd status table:\n%s", table)
 	}
 	t.Logf("kraftd status:\n%s", p.Output())
+}
+
+// checkPprof finds pprof on the node that enabled it, and only there.
+func checkPprof(t *testing.T, nodes []*metricsNode) {
+	t.Helper()
+	for i, n := range nodes {
+		resp, err := http.Get("http://" + n.metricsAddr + "/debug/pprof/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if enabled := i == 0; enabled != (resp.StatusCode == http.StatusOK && strings.Contains(string(body), "start")) {
+			t.Errorf("node %d (pprof enabled: %v): /debug/pprof/cmdline answered %d %.100q", n.ID, enabled, resp.StatusCode, body)
+		}
+	}
 }

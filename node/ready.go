@@ -1,6 +1,8 @@
 package node
 
 import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
@@ -168,6 +170,9 @@ func (n *Node) sendAll(msgs []quorum.Message) {
 			}
 			continue
 		}
+		if req, ok := m.Request.(*kmsg.EndQuorumEpochRequest); ok {
+			n.noteEndQuorum(m.To, req)
+		}
 		if book, ok := n.env.Transport.(Endpoints); ok && m.Endpoint != nil {
 			// A node outside the voter set (one being added): say where
 			// it listens first.
@@ -226,10 +231,8 @@ func (n *Node) replayTo(end int64) error {
 func (n *Node) onSoftState(s quorum.SoftState) {
 	prev := n.soft
 	n.soft = s
+	n.logTransition(prev, s)
 	n.noteElection(prev, s)
-	if prev.Role != s.Role || prev.Epoch != s.Epoch || prev.LeaderID != s.LeaderID {
-		n.log.Info().Str("role", s.Role.String()).Int32("epoch", s.Epoch).Int32("leader", s.LeaderID).Msg("quorum state")
-	}
 	if prev.Role == quorum.RoleLeader && (s.Role != quorum.RoleLeader || s.Epoch != prev.Epoch) {
 		for _, w := range n.commitWaits {
 			w.done(w.first, ErrNotController)

@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -30,6 +31,7 @@ func startCommand() *cli.Command {
 }
 
 func runStart(c *cli.Context) error {
+	began := time.Now()
 	log, err := newLogger(c)
 	if err != nil {
 		return err
@@ -81,7 +83,8 @@ func runStart(c *cli.Context) error {
 	// waits for that line may stop the node gracefully at once.
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).Msg("kraftd started")
+	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).
+		Dur("startup_took", time.Since(began)).Msg("kraftd started")
 
 	// KRAFTD_CPUPROFILE=prefix writes a Go CPU profile of this run to
 	// prefix.<pid>, for profiling a node under a benchmark.
@@ -93,17 +96,20 @@ func runStart(c *cli.Context) error {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- node.Run() }()
+	var stopping time.Time
 	select {
 	case sig := <-signals:
+		stopping = time.Now()
 		log.Info().Str("signal", sig.String()).Msg("shutting down: resigning leadership")
 		err = node.Stop()
 	case err = <-runErr:
+		stopping = time.Now()
 	}
 	srv.Close()
 	if err != nil {
 		return fmt.Errorf("stopped: %w", err)
 	}
-	log.Info().Msg("stopped")
+	log.Info().Dur("took", time.Since(stopping)).Msg("stopped")
 	return nil
 }
 
