@@ -218,8 +218,10 @@ func familyValue(f *dto.MetricFamily) float64 {
 // followers turn not ready and are ready again under a new leader.
 func TestKraftdMetricsAndReadiness(t *testing.T) {
 	nodes := newMetricsQuorum(t)
+	prom := startQuorumPrometheus(t, nodes)
 	waitReady(t, nodes, 60*time.Second)
 	leader := readyLeaderOf(t, nodes)
+	checkDashboardQueries(t, prom, nodes)
 
 	active, leaders := 0.0, 0
 	for _, n := range nodes {
@@ -340,13 +342,14 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	}
 	sort.Strings(roles)
 	t.Logf("roles after the old leader continued: %v", roles)
-	checkLifecycleLog(t, nodes, leader)
+	stopped := checkLifecycleLog(t, nodes, leader)
+	checkControllerAlert(t, prom, nodes, stopped)
 }
 
 // checkLifecycleLog stops the leader gracefully and reads the lifecycle in
 // the logs: what start-up recovered, the leadership won and lost with
 // reasons, the resignation to the two other voters and the stop.
-func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier *metricsNode) {
+func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier *metricsNode) *metricsNode {
 	t.Helper()
 	leader := readyLeaderOf(t, nodes)
 	leader.Proc.Stop()
@@ -389,6 +392,7 @@ func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier *metri
 			t.Errorf("node %d's log lacks the fetch timeout as a reason for its pre-vote", n.ID)
 		}
 	}
+	return leader
 }
 
 func appendFile(path, text string) error {
