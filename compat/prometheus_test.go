@@ -150,4 +150,3 @@ func waitAlert(t *testing.T, prom *Prometheus, name, want string, within time.Du
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
