@@ -136,10 +136,13 @@ func (c *collector) collectRaft(ch chan<- prometheus.Metric, st quorum.Status, n
 		gauge(ch, raftPrefix+"uncommitted_voter_change", "1 if there is a voter change that has not been committed, 0 otherwise.", boolFloat(st.UncommittedVoterChange))
 	}
 	m := c.m
+	// Strimzi's rules type Apache's *-max as counters, and the JMX exporter
+	// (1.x) appends _total to a counter's name: these are the names an
+	// Apache controller's series carry, windowed maxima though they are.
 	gauge(ch, raftPrefix+"commit_latency_avg", "The average time in milliseconds to commit an entry in the raft log.", m.commitLatency.avg(now))
-	gauge(ch, raftPrefix+"commit_latency_max", "The maximum time in milliseconds to commit an entry in the raft log.", m.commitLatency.max(now))
+	emit(ch, prometheus.CounterValue, raftPrefix+"commit_latency_max_total", "The maximum time in milliseconds to commit an entry in the raft log.", m.commitLatency.max(now))
 	gauge(ch, raftPrefix+"election_latency_avg", "The average time in milliseconds spent on electing a new leader.", m.electionLatency.avg(now))
-	gauge(ch, raftPrefix+"election_latency_max", "The maximum time in milliseconds spent on electing a new leader.", m.electionLatency.max(now))
+	emit(ch, prometheus.CounterValue, raftPrefix+"election_latency_max_total", "The maximum time in milliseconds spent on electing a new leader.", m.electionLatency.max(now))
 	gauge(ch, raftPrefix+"append_records_rate", "The average number of records appended per sec by the leader of the raft quorum.", m.appendRecords.rate(now))
 	gauge(ch, raftPrefix+"fetch_records_rate", "The average number of records fetched from the leader of the raft quorum.", m.fetchRecords.rate(now))
 	gauge(ch, raftPrefix+"poll_idle_ratio_avg", "The ratio of time the raft loop is idle as opposed to waiting for work.", min(1, m.pollIdle.rate(now)))
