@@ -58,7 +58,7 @@ func New() *Metrics {
 		pollIdle:        newWindowed(now),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kraftd_raft_commit_latency_seconds",
-			Help:    "Time from a proposal reaching the leader's quorum loop to its commit.",
+			Help:    "Time from the leader writing a batch to its commit (every batch, idle records included).",
 			Buckets: prometheus.ExponentialBucketsRange(0.0001, 10, 18),
 		}),
 		fsyncSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -13,8 +13,8 @@ import (
 // also from the leader's syncer goroutine; none may block or call back
 // into the Node.
 type Meter interface {
-	// Committed: a proposal committed at the leader, latency after it
-	// was handed to the core.
+	// Committed: a batch the leader appended committed, latency after it
+	// was written (Apache's commit-latency).
 	Committed(latency time.Duration)
 	// Appended: records were written at the log end, by this node as
 	// leader (Apache's append-records) or fetched from the leader
@@ -77,4 +77,28 @@ func (n *Node) noteElection(prev, s quorum.SoftState) {
 	if n.env.Meter != nil && s.Role == quorum.RoleLeader && s.EpochCommitted && !(prev.Role == quorum.RoleLeader && prev.EpochCommitted && prev.Epoch == s.Epoch) {
 		n.env.Meter.Activated()
 	}
+}
+
+// appendStamp is one leader append awaiting its commit (Node.appends).
+type appendStamp struct {
+	end int64 // the log end after the append
+	at  time.Time
+}
+
+// meterCommits tells the meter how long each leader append the high
+// watermark now covers took to commit; a node that is no longer leader
+// forgets its appends.
+func (n *Node) meterCommits() {
+	if len(n.appends) == 0 {
+		return
+	}
+	if n.soft.Role != quorum.RoleLeader {
+		n.appends = n.appends[:0]
+		return
+	}
+	now, i := n.env.Clock.Now(), 0
+	for ; i < len(n.appends) && n.appends[i].end <= n.hw; i++ {
+		n.env.Meter.Committed(now.Sub(n.appends[i].at))
+	}
+	n.appends = append(n.appends[:0], n.appends[i:]...)
 }

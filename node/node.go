@@ -75,7 +75,6 @@ type commitWait struct {
 	first, last int64
 	epoch       int32
 	done        func(int64, error)
-	proposed    time.Time // for the meter's commit latency; zero without one
 }
 
 // Node is one controller's runtime: the quorum core, its Ready loop, the
@@ -115,6 +114,11 @@ type Node struct {
 	resigning   bool
 	endQuorumTo []int32
 	successors  []int32
+	// appends are, on a leader with a meter, the log end after each of its
+	// appends and when it was written, until the high watermark passes it
+	// (the meter's commit latency, as Apache's: every batch, idle records
+	// included).
+	appends []appendStamp
 
 	status atomic.Pointer[quorum.Status]
 }
@@ -306,11 +310,7 @@ func (n *Node) Propose(p *Proposal) {
 		p.Done(-1, err)
 		return
 	}
-	w := commitWait{first: base, last: base + int64(len(values)) - 1, epoch: epoch, done: p.Done}
-	if n.env.Meter != nil {
-		w.proposed = n.env.Clock.Now()
-	}
-	n.commitWaits = append(n.commitWaits, w)
+	n.commitWaits = append(n.commitWaits, commitWait{first: base, last: base + int64(len(values)) - 1, epoch: epoch, done: p.Done})
 }
 
 // Close answers everything still waiting with err (ErrStopped on a clean

@@ -74,6 +74,7 @@ func (n *Node) handleReady(rd quorum.Ready) error {
 		n.onSoftState(rd.SoftState)
 	}
 	n.hw = max(n.hw, rd.HighWatermark)
+	n.meterCommits()
 	n.publishStatus()
 	return nil
 }
@@ -108,7 +109,11 @@ func (n *Node) persist(rd quorum.Ready, sync bool) error {
 			return err
 		}
 		if m := n.env.Meter; m != nil {
-			m.Appended(countRecords(rd.Append), n.soft.Role == quorum.RoleLeader)
+			asLeader := n.soft.Role == quorum.RoleLeader
+			m.Appended(countRecords(rd.Append), asLeader)
+			if asLeader {
+				n.appends = append(n.appends, appendStamp{end: n.disk.Log.EndOffset(), at: n.env.Clock.Now()})
+			}
 		}
 		if obs != nil {
 			obs.Appended(rd.Append)
@@ -254,9 +259,6 @@ func (n *Node) completeCommitWaits() {
 		w := n.commitWaits[i]
 		if w.last >= committed {
 			break
-		}
-		if m := n.env.Meter; m != nil && !w.proposed.IsZero() {
-			m.Committed(n.env.Clock.Now().Sub(w.proposed))
 		}
 		w.done(w.first, nil)
 	}
