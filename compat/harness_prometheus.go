@@ -133,3 +133,38 @@ func (p *Prometheus) AlertState(name string) (string, error) {
 	}
 	return state, err
 }
+
+// PromSeries is one series of a range query's answer: its labels and its
+// samples, [unix seconds, "value"].
+type PromSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// QueryRange runs a range query from start to end at step.
+func (p *Prometheus) QueryRange(expr string, start, end time.Time, step time.Duration) ([]PromSeries, error) {
+	q := url.Values{}
+	q.Set("query", expr)
+	q.Set("start", fmt.Sprint(start.Unix()))
+	q.Set("end", fmt.Sprint(end.Unix()))
+	q.Set("step", fmt.Sprint(step.Seconds()))
+	resp, err := http.Get("http://" + p.Addr + "/api/v1/query_range?" + q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []PromSeries `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, err
+	}
+	if body.Status != "success" {
+		return nil, errorf("query_range %s: %s", expr, body.Error)
+	}
+	return body.Data.Result, nil
+}

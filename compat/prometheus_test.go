@@ -115,6 +115,7 @@ func checkControllerAlert(t *testing.T, prom *Prometheus, nodes []*metricsNode, 
 			break
 		}
 	}
+	recordFrom := time.Now().Add(-3 * time.Second)
 	leader.Proc.Kill()
 	if err := follower.Proc.Pause(); err != nil {
 		t.Fatal(err)
@@ -134,6 +135,9 @@ func checkControllerAlert(t *testing.T, prom *Prometheus, nodes []*metricsNode, 
 	if err != nil || len(res) != 1 || fmt.Sprint(res[0].Value[1]) != "1" {
 		t.Errorf("sum(activecontrollercount) after recovery: %v %v", res, err)
 	}
+	// Let every node's recovered series be scraped twice more.
+	time.Sleep(2500 * time.Millisecond)
+	checkRecordedAlert(t, prom, recordFrom, time.Now().Add(-time.Second))
 }
 
 func waitAlert(t *testing.T, prom *Prometheus, name, want string, within time.Duration) {
