@@ -27,7 +27,9 @@ func checkRecordedAlert(t *testing.T, prom *Prometheus, start, end time.Time) {
 	sum := make([]float64, steps)
 	present := make([]bool, steps)
 	var input strings.Builder
-	sort.Slice(series, func(i, j int) bool { return series[i].Metric["kubernetes_pod_name"] < series[j].Metric["kubernetes_pod_name"] })
+	sort.Slice(series, func(i, j int) bool {
+		return series[i].Metric["kubernetes_pod_name"] < series[j].Metric["kubernetes_pod_name"]
+	})
 	for _, s := range series {
 		values := make([]string, steps)
 		for i := range values {
