@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -223,125 +222,11 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	leader := readyLeaderOf(t, nodes)
 	checkDashboardQueries(t, prom, nodes)
 
-	active, leaders := 0.0, 0
-	for _, n := range nodes {
-		fams, _ := n.scrape(t, false)
-		var missing []string
-		want := append(append(append([]string{}, strimziKRaftNames...), apacheControllerNames...), kraftdHistograms...)
-		if n == leader {
-			want = append(want, leaderOnlyNames...)
-		}
-		for _, name := range want {
-			if fams[name] == nil {
-				missing = append(missing, name)
-			}
-		}
-		if len(missing) > 0 {
-			t.Errorf("node %d serves no %s", n.ID, strings.Join(missing, ", "))
-		}
-		active += familyValue(fams["kafka_controller_kafkacontroller_activecontrollercount"])
-		for _, m := range fams["kafka_server_raftmetrics_current_state"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "current_state" && l.GetValue() == "leader" {
-					leaders++
-				}
-			}
-		}
-		if got := familyValue(fams["kafka_server_raftmetrics_number_of_voters"]); got != 3 {
-			t.Errorf("node %d: number_of_voters = %v, want 3", n.ID, got)
-		}
-		_, om := n.scrape(t, true)
-		if !strings.HasSuffix(strings.TrimSpace(om), "# EOF") ||
-			!strings.Contains(om, "\nkafka_server_raftchannelmetrics_request_total ") ||
-			!strings.Contains(om, "\nkafka_controller_kafkacontroller_activecontrollercount ") {
-			t.Errorf("node %d: the OpenMetrics answer lacks the Apache names or its # EOF:\n%.2000s", n.ID, om)
-		}
-	}
-	if active != 1 || leaders != 1 {
-		t.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
-	}
+	checkScrapes(t, nodes, leader)
 	checkStatusCommand(t, nodes, leader)
 	checkPprof(t, nodes)
 
-	// The leader loses its quorum: both followers stop.
-	var followers []*metricsNode
-	for _, n := range nodes {
-		if n != leader {
-			followers = append(followers, n)
-		}
-	}
-	for _, f := range followers {
-		if err := f.Proc.Pause(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	paused := time.Now()
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			for _, f := range followers {
-				f.Proc.Resume()
-			}
-		}
-	}
-	defer resume()
-	var lost readiness
-	for {
-		r, code, err := leader.readyz()
-		if err == nil && !r.Ready && code == http.StatusServiceUnavailable {
-			lost = r
-			break
-		}
-		// A generous bound for a loaded machine; the figure is printed.
-		if time.Since(paused) > 30*time.Second {
-			t.Fatalf("leader %d still ready 30 s after its followers stopped: %+v", leader.ID, r)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Logf("leader %d not ready %v after its followers stopped: %s", leader.ID, time.Since(paused).Round(time.Millisecond), lost.Reason)
-	resume()
-	back := time.Now()
-	waitReady(t, nodes, 60*time.Second)
-	t.Logf("all three ready %v after the followers continued", time.Since(back).Round(time.Millisecond))
-
-	// The followers lose their leader: it stops. They turn not ready,
-	// elect another among themselves, and are ready again while the old
-	// leader is still stopped.
-	leader = readyLeaderOf(t, nodes)
-	if err := leader.Proc.Pause(); err != nil {
-		t.Fatal(err)
-	}
-	defer leader.Proc.Resume()
-	paused = time.Now()
-	var rest []*metricsNode
-	for _, n := range nodes {
-		if n != leader {
-			rest = append(rest, n)
-		}
-	}
-	for {
-		r, code, err := rest[0].readyz()
-		if err == nil && !r.Ready && code == http.StatusServiceUnavailable {
-			t.Logf("follower %d not ready %v after leader %d stopped: %s", rest[0].ID, time.Since(paused).Round(time.Millisecond), leader.ID, r.Reason)
-			break
-		}
-		if time.Since(paused) > 30*time.Second {
-			t.Fatalf("follower %d still ready 30 s after leader %d stopped: %+v", rest[0].ID, leader.ID, r)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	waitReady(t, rest, 60*time.Second)
-	t.Logf("the two others ready %v after leader %d stopped", time.Since(paused).Round(time.Millisecond), leader.ID)
-	leader.Proc.Resume()
-	waitReady(t, nodes, 60*time.Second)
-	var roles []string
-	for _, n := range nodes {
-		r, _, _ := n.readyz()
-		roles = append(roles, fmt.Sprintf("%d:%s", n.ID, r.Role))
-	}
-	sort.Strings(roles)
-	t.Logf("roles after the old leader continued: %v", roles)
+	leader = checkReadiness(t, nodes, leader)
 	stopped := checkLifecycleLog(t, nodes, leader)
 	checkControllerAlert(t, prom, nodes, stopped)
 }
@@ -475,5 +360,49 @@ func checkPprof(t *testing.T, nodes []*metricsNode) {
 		if enabled := i == 0; enabled != (resp.StatusCode == http.StatusOK && strings.Contains(string(body), "start")) {
 			t.Errorf("node %d (pprof enabled: %v): /debug/pprof/cmdline answered %d %.100q", n.ID, enabled, resp.StatusCode, body)
 		}
+	}
+}
+
+// checkScrapes reads every node's /metrics in both formats: the Strimzi,
+// Apache and kraftd names are there, one node is the active controller and
+// in current_state leader, and each counts three voters.
+func checkScrapes(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
+	t.Helper()
+	active, leaders := 0.0, 0
+	for _, n := range nodes {
+		fams, _ := n.scrape(t, false)
+		var missing []string
+		want := append(append(append([]string{}, strimziKRaftNames...), apacheControllerNames...), kraftdHistograms...)
+		if n == leader {
+			want = append(want, leaderOnlyNames...)
+		}
+		for _, name := range want {
+			if fams[name] == nil {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("node %d serves no %s", n.ID, strings.Join(missing, ", "))
+		}
+		active += familyValue(fams["kafka_controller_kafkacontroller_activecontrollercount"])
+		for _, m := range fams["kafka_server_raftmetrics_current_state"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "current_state" && l.GetValue() == "leader" {
+					leaders++
+				}
+			}
+		}
+		if got := familyValue(fams["kafka_server_raftmetrics_number_of_voters"]); got != 3 {
+			t.Errorf("node %d: number_of_voters = %v, want 3", n.ID, got)
+		}
+		_, om := n.scrape(t, true)
+		if !strings.HasSuffix(strings.TrimSpace(om), "# EOF") ||
+			!strings.Contains(om, "\nkafka_server_raftchannelmetrics_request_total ") ||
+			!strings.Contains(om, "\nkafka_controller_kafkacontroller_activecontrollercount ") {
+			t.Errorf("node %d: the OpenMetrics answer lacks the Apache names or its # EOF:\n%.2000s", n.ID, om)
+		}
+	}
+	if active != 1 || leaders != 1 {
+		t.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
 	}
 }
