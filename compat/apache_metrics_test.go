@@ -26,11 +26,8 @@ var apacheNamesNotServed = map[string]string{
 	"kafka_controller_kafkacontroller_ignoredstaticvoters":                           "not yet",
 	"kafka_controller_controllerstats_uncleanleaderelections_total":                  "not yet",
 	"kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total":      "not yet",
-	"kafka_server_metadataloader_handleloadsnapshotcount":                            "not yet",
 	"kafka_server_metadataloader_avgidleratio":                                       "no metadata loader thread: replay runs on the quorum loop",
 	"kafka_server_metadataloader_finalizedlevel":                                     "not yet",
-	"kafka_server_snapshotemitter_latestsnapshotgeneratedbytes":                      "not yet",
-	"kafka_server_snapshotemitter_latestsnapshotgeneratedagems":                      "not yet",
 	"kafka_server_raftmetrics_current_vote_directory_id":                             "a string, which the rules drop",
 }
 

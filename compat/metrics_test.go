@@ -65,6 +65,9 @@ var apacheControllerNames = []string{
 	"kafka_controller_kafkacontroller_timedoutbrokerheartbeatcount",
 	"kafka_server_metadataloader_currentmetadataversion",
 	"kafka_server_metadataloader_currentcontrollerid",
+	"kafka_server_metadataloader_handleloadsnapshotcount",
+	"kafka_server_snapshotemitter_latestsnapshotgeneratedbytes",
+	"kafka_server_snapshotemitter_latestsnapshotgeneratedagems",
 }
 
 // leaderOnlyNames exist on the leader alone, as in Apache (addLeaderMetrics).

@@ -177,6 +177,10 @@ func (c *collector) collectController(ch chan<- prometheus.Metric, st quorum.Sta
 			float64(age.Milliseconds()), "broker", strconv.Itoa(int(id)))
 	}
 	gauge(ch, "kafka_server_metadataloader_currentmetadataversion", "The finalized metadata.version level.", float64(cs.MetadataVersion))
+	gauge(ch, "kafka_server_metadataloader_handleloadsnapshotcount", "Snapshots the metadata image was loaded from.", float64(m.snapshotsLoaded.Load()))
+	gauge(ch, "kafka_server_snapshotemitter_latestsnapshotgeneratedbytes", "Size of the last snapshot this node wrote; 0 before any.", float64(m.snapshotBytes.Load()))
+	gauge(ch, "kafka_server_snapshotemitter_latestsnapshotgeneratedagems", "Ms since this node last wrote a snapshot (since it started, before any).",
+		float64(max(now.UnixMilli()-m.snapshotAtMs.Load(), 0)))
 	gauge(ch, "kafka_server_metadataloader_currentcontrollerid", "The id of the active controller, -1 when none is known.", float64(st.LeaderID))
 }
 

@@ -37,6 +37,10 @@ type Metrics struct {
 	// lastApplied and lastAppliedTimeMs are the state machine's position
 	// and the append time of its last record (-1 until known).
 	lastApplied, lastAppliedTimeMs atomic.Int64
+	// snapshotsLoaded counts the snapshots the image took; snapshotBytes
+	// and snapshotAtMs are the size and time of the last one written (the
+	// start of the process until one is).
+	snapshotsLoaded, snapshotBytes, snapshotAtMs atomic.Int64
 }
 
 var (
@@ -89,6 +93,7 @@ func New() *Metrics {
 			Help: "Accepted connections open now, by listener.",
 		}, []string{"listener"}),
 	}
+	m.snapshotAtMs.Store(now.UnixMilli())
 	m.lastApplied.Store(-1)
 	m.lastAppliedTimeMs.Store(-1)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -141,6 +146,15 @@ func (m *Metrics) Activated() { m.newActive.Add(1) }
 
 // Idled implements node.Meter.
 func (m *Metrics) Idled(d time.Duration) { m.pollIdle.record(d.Seconds(), m.now()) }
+
+// SnapshotLoaded implements node.Meter.
+func (m *Metrics) SnapshotLoaded() { m.snapshotsLoaded.Add(1) }
+
+// SnapshotWritten implements node.Meter.
+func (m *Metrics) SnapshotWritten(bytes int64, at time.Time) {
+	m.snapshotBytes.Store(bytes)
+	m.snapshotAtMs.Store(at.UnixMilli())
+}
 
 // Connection implements server.Meter.
 func (m *Metrics) Connection(listener, outcome string) {

@@ -36,6 +36,12 @@ type Meter interface {
 	// Idled: the production loop (Runner) waited d for its next event
 	// (Apache's poll-idle-ratio measures the same wait).
 	Idled(d time.Duration)
+	// SnapshotLoaded: the state machine took a snapshot (the newest one at
+	// start, or one installed from the leader).
+	SnapshotLoaded()
+	// SnapshotWritten: this node wrote a snapshot of bytes at at; called
+	// from the goroutine that writes it.
+	SnapshotWritten(bytes int64, at time.Time)
 }
 
 // countRecords is how many records the whole batches in raw hold.

@@ -174,6 +174,12 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		n.electionStart = began
 	}
 	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, n.controlStateAt, log)
+	if m := env.Meter; m != nil {
+		n.snapshots.written = m.SnapshotWritten
+		if snapshot != "none" {
+			m.SnapshotLoaded()
+		}
+	}
 	n.core.Tick(n.nowMs())
 	n.publishStatus()
 	return n, nil

@@ -159,6 +159,9 @@ func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
 	}
 	n.log.Info().Str("snapshot", id.String()).Msg("installed snapshot from the leader")
 	n.sm.LoadSnapshot(id.EndOffset-1, im)
+	if m := n.env.Meter; m != nil {
+		m.SnapshotLoaded()
+	}
 	if obs := n.env.Observer; obs != nil {
 		obs.SnapshotInstalled(c.ID)
 		obs.Replayed(id.EndOffset)
