@@ -226,7 +226,10 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	checkDashboardQueries(t, prom, nodes)
 
 	checkScrapes(t, nodes, leader)
+	fleet := startBrokerFleet(t, nodes)
+	checkBrokerMetrics(t, nodes, leader)
 	checkStatusCommand(t, nodes, leader)
+	fleet.Stop()
 	checkPprof(t, nodes)
 
 	leader = checkReadiness(t, nodes, leader)
@@ -331,7 +334,7 @@ func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode)
 		t.Fatalf("kraftd status --json: %v\n%s", err, out)
 	}
 	if st.LeaderID != leader.ID || st.LeaderEpoch < 1 || st.HighWatermark < 1 || len(st.Voters) != 3 || len(st.Controllers) != 3 ||
-		st.Brokers == nil || st.Brokers.Active != 0 || !strings.HasPrefix(st.MetadataVersion, "4.") {
+		st.Brokers == nil || st.Brokers.Active != 2 || !strings.HasPrefix(st.MetadataVersion, "4.") {
 		t.Errorf("kraftd status --json against follower %d (leader %d):\n%s", follower.ID, leader.ID, out)
 	}
 	for _, v := range st.Voters {
