@@ -99,7 +99,10 @@ func (r *Runner) Run() error {
 	n := r.node
 	meter := n.env.Meter
 	for {
-		waitStart := time.Now()
+		var waitStart time.Time
+		if meter != nil {
+			waitStart = time.Now()
+		}
 		select {
 		case ev := <-r.events:
 			r.handle(ev)

@@ -205,7 +205,10 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 		}
 	}()
 	h := handlers[req.Header.Key]
-	start := time.Now()
+	var start time.Time
+	if s.meter != nil {
+		start = time.Now()
+	}
 	out, err := h.fn(s, req)
 	if s.meter != nil {
 		s.meter.Request(req.Listener, req.Header.Key, time.Since(start), err != nil)
