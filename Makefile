@@ -28,6 +28,7 @@ tools:
 # Apache Kafka 4.1.x and the newest 4.x, fetched with Maven (cached).
 kafka: tools
 	./scripts/fetch-kafka.sh
+	./scripts/fetch-jmx-exporter.sh
 
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi

@@ -101,6 +101,7 @@ type Env struct {
 	// bootstrap peer).
 	Rand     *rand.Rand
 	Observer Observer // nil: nobody watches
+	Meter    Meter    // nil: nothing is measured
 }
 
 // BrokenRules break, on purpose, rules the runtime keeps, so that the

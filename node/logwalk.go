@@ -20,17 +20,19 @@ type logRecordFunc func(offset int64, rec metadata.Record, raw batch.Record) err
 // to), in order, and returns the offset after the last one it reached. It
 // stops early, without error, where the log ends before to.
 func ForEachLogRecord(log *storage.Log, from, to int64, fn logRecordFunc) (int64, error) {
-	return walkLog(log, from, to, false, fn)
+	return walkLog(log, from, to, false, nil, fn)
 }
 
 // ForEachControlRecord is ForEachLogRecord for the control records alone:
 // data batches are stepped over by their header, never decoded, so a
 // metadata record this build cannot read does not stop the walk.
 func ForEachControlRecord(log *storage.Log, from, to int64, fn func(offset int64, raw batch.Record) error) (int64, error) {
-	return walkLog(log, from, to, true, func(offset int64, _ metadata.Record, raw batch.Record) error { return fn(offset, raw) })
+	return walkLog(log, from, to, true, nil, func(offset int64, _ metadata.Record, raw batch.Record) error { return fn(offset, raw) })
 }
 
-func walkLog(log *storage.Log, from, to int64, controlOnly bool, fn logRecordFunc) (int64, error) {
+// walkLog is ForEachLogRecord; onBatch, if set, sees the header of each
+// batch whose records fn is about to see (replay takes its append time).
+func walkLog(log *storage.Log, from, to int64, controlOnly bool, onBatch func(batch.Header), fn logRecordFunc) (int64, error) {
 	next := from
 	for next < to {
 		raw, err := log.Read(next, 1<<20)
@@ -49,6 +51,9 @@ func walkLog(log *storage.Log, from, to int64, controlOnly bool, fn logRecordFun
 			b, err := batch.Decode(one)
 			if err != nil {
 				return err
+			}
+			if onBatch != nil {
+				onBatch(h)
 			}
 			for _, r := range b.Records {
 				offset := b.BaseOffset + int64(r.OffsetDelta)

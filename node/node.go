@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -44,6 +45,9 @@ type Config struct {
 
 	Snapshots SnapshotPolicy
 	Broken    BrokenRules
+	// Meter, for NewRunner, receives what the loop measures (nil: nothing
+	// is measured); a Node driven otherwise takes its Env's.
+	Meter Meter
 }
 
 // Proposal is a batch of records to write through the quorum at the leader.
@@ -100,6 +104,21 @@ type Node struct {
 	voters quorum.VoterSet
 	sync   deferredSyncs
 	fatal  error
+	// electionStart is when the running election began (meter.go), zero
+	// while a leader is known; leaderSince when this node last won
+	// leadership (lifecycle.go).
+	electionStart, leaderSince time.Time
+	// resigning is set once Resign was asked for (a graceful stop);
+	// endQuorumTo and successors are whom EndQuorumEpoch went to and the
+	// successors it named, for the stop's log line.
+	resigning   bool
+	endQuorumTo []int32
+	successors  []int32
+	// appends are, on a leader with a meter, the log end after each of its
+	// appends and when it was written, until the high watermark passes it
+	// (the meter's commit latency, as Apache's: every batch, idle records
+	// included).
+	appends []appendStamp
 
 	status atomic.Pointer[quorum.Status]
 }
@@ -110,6 +129,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		cfg: cfg, env: env, log: log, disk: disk, sm: sm,
 		waiters: map[uint64]func(kmsg.Response){}, hw: -1, activated: -1,
 	}
+	began := env.Clock.Now()
 	noOp := metadata.EncodeValue(&metadata.NoOpRecord{})
 	var err error
 	n.core, err = quorum.New(quorum.Config{
@@ -143,10 +163,23 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	if err := n.loadLatestSnapshot(); err != nil {
+	snapshot, err := n.loadLatestSnapshot()
+	if err != nil {
 		return nil, err
 	}
+	n.logRecovered(began, snapshot)
+	// The lifecycle lines describe changes from the recovered role on.
+	n.soft = n.core.Status().SoftState
+	if n.soft.LeaderID < 0 {
+		n.electionStart = began
+	}
 	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, n.controlStateAt, log)
+	if m := env.Meter; m != nil {
+		n.snapshots.written = m.SnapshotWritten
+		if snapshot != "none" {
+			m.SnapshotLoaded()
+		}
+	}
 	n.core.Tick(n.nowMs())
 	n.publishStatus()
 	return n, nil
@@ -157,17 +190,18 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 // known until a leader says so; so at start the image holds what the
 // latest snapshot holds, and the loop applies the log as the high
 // watermark moves.
-func (n *Node) loadLatestSnapshot() error {
+// It names the snapshot loaded, "none" if there was none.
+func (n *Node) loadLatestSnapshot() (string, error) {
 	id, ok := n.disk.Log.LatestSnapshot()
 	if !ok {
-		return nil
+		return "none", nil
 	}
 	im, _, err := n.disk.LoadSnapshot(id)
 	if err != nil {
-		return err
+		return "", err
 	}
 	n.sm.LoadSnapshot(id.EndOffset-1, im)
-	return nil
+	return id.String(), nil
 }
 
 // Status is the quorum's state as of the last Ready; safe from any
@@ -238,7 +272,17 @@ func (n *Node) stepCore(m quorum.Message) {
 }
 
 // Resign gives up leadership gracefully (EndQuorumEpoch) before a stop.
-func (n *Node) Resign() { n.core.Resign() }
+func (n *Node) Resign() {
+	n.resigning = true
+	n.core.Resign()
+}
+
+// Resignation says, after Resign and Process, whether this node resigned
+// a leadership and, if so, to which voters EndQuorumEpoch went and which
+// successors it named, best first.
+func (n *Node) Resignation() (resigned bool, epoch int32, to, successors []int32) {
+	return n.soft.Role == quorum.RoleResigned, n.soft.Epoch, n.endQuorumTo, n.successors
+}
 
 // Propose hands records to the quorum at the active controller.
 func (n *Node) Propose(p *Proposal) {

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
@@ -72,6 +74,7 @@ func (n *Node) handleReady(rd quorum.Ready) error {
 		n.onSoftState(rd.SoftState)
 	}
 	n.hw = max(n.hw, rd.HighWatermark)
+	n.meterCommits()
 	n.publishStatus()
 	return nil
 }
@@ -105,12 +108,19 @@ func (n *Node) persist(rd quorum.Ready, sync bool) error {
 		if err := n.disk.Log.Append(rd.Append); err != nil {
 			return err
 		}
+		if m := n.env.Meter; m != nil {
+			asLeader := n.soft.Role == quorum.RoleLeader
+			m.Appended(countRecords(rd.Append), asLeader)
+			if asLeader {
+				n.appends = append(n.appends, appendStamp{end: n.disk.Log.EndOffset(), at: n.env.Clock.Now()})
+			}
+		}
 		if obs != nil {
 			obs.Appended(rd.Append)
 		}
 	}
 	if rd.MustSync && sync {
-		return n.disk.Log.Sync()
+		return timedSync(n.env.Meter, n.env.Clock, n.disk.Log.Sync)
 	}
 	return nil
 }
@@ -149,6 +159,9 @@ func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
 	}
 	n.log.Info().Str("snapshot", id.String()).Msg("installed snapshot from the leader")
 	n.sm.LoadSnapshot(id.EndOffset-1, im)
+	if m := n.env.Meter; m != nil {
+		m.SnapshotLoaded()
+	}
 	if obs := n.env.Observer; obs != nil {
 		obs.SnapshotInstalled(c.ID)
 		obs.Replayed(id.EndOffset)
@@ -164,6 +177,9 @@ func (n *Node) sendAll(msgs []quorum.Message) {
 				reply(m.Response)
 			}
 			continue
+		}
+		if req, ok := m.Request.(*kmsg.EndQuorumEpochRequest); ok {
+			n.noteEndQuorum(m.To, req)
 		}
 		if book, ok := n.env.Transport.(Endpoints); ok && m.Endpoint != nil {
 			// A node outside the voter set (one being added): say where
@@ -196,16 +212,24 @@ func (n *Node) applyCommitted() error {
 // replayTo applies every record below end that the image has not seen.
 func (n *Node) replayTo(end int64) error {
 	from := max(n.sm.Applied()+1, n.disk.Log.StartOffset())
-	reached, err := ForEachLogRecord(n.disk.Log, from, end, func(offset int64, rec metadata.Record, _ batch.Record) error {
-		if rec == nil {
-			return nil // control records shape the quorum, not the image
-		}
-		if err := n.sm.Replay(offset, rec); err != nil {
-			n.log.Warn().Err(err).Msg("skipping a record the image rejects")
-		}
-		return nil
-	})
+	appendTimeMs := int64(-1)
+	reached, err := walkLog(n.disk.Log, from, end, false, func(h batch.Header) { appendTimeMs = h.MaxTimestamp },
+		func(offset int64, rec metadata.Record, _ batch.Record) error {
+			if rec == nil {
+				return nil // control records shape the quorum, not the image
+			}
+			if err := n.sm.Replay(offset, rec); err != nil {
+				n.log.Warn().Err(err).Msg("skipping a record the image rejects")
+				if m := n.env.Meter; m != nil {
+					m.ReplayFailed()
+				}
+			}
+			return nil
+		})
 	n.sm.MarkApplied(reached - 1)
+	if m := n.env.Meter; m != nil {
+		m.Replayed(reached-1, appendTimeMs)
+	}
 	if obs := n.env.Observer; obs != nil {
 		obs.Replayed(reached)
 	}
@@ -215,9 +239,8 @@ func (n *Node) replayTo(end int64) error {
 func (n *Node) onSoftState(s quorum.SoftState) {
 	prev := n.soft
 	n.soft = s
-	if prev.Role != s.Role || prev.Epoch != s.Epoch || prev.LeaderID != s.LeaderID {
-		n.log.Info().Str("role", s.Role.String()).Int32("epoch", s.Epoch).Int32("leader", s.LeaderID).Msg("quorum state")
-	}
+	n.logTransition(prev, s)
+	n.noteElection(prev, s)
 	if prev.Role == quorum.RoleLeader && (s.Role != quorum.RoleLeader || s.Epoch != prev.Epoch) {
 		for _, w := range n.commitWaits {
 			w.done(w.first, ErrNotController)

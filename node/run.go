@@ -63,8 +63,9 @@ func goExecutor(work func() error) <-chan error {
 // its answers must be handed back with DeliverPeer.
 func NewRunner(cfg Config, disk *Disk, sm StateMachine, peers PeerTransport, log zerolog.Logger) (*Runner, error) {
 	r := &Runner{peers: peers, log: log, events: make(chan event, 1024), stop: make(chan struct{}), done: make(chan struct{})}
-	r.syncer = NewSyncer(disk.Log.Sync)
+	r.syncer = NewSyncer(func() error { return timedSync(cfg.Meter, wallClock{}, disk.Log.Sync) })
 	env := Env{
+		Meter:      cfg.Meter,
 		Transport:  peers,
 		Clock:      wallClock{},
 		Syncer:     r.syncer,
@@ -96,7 +97,12 @@ func (r *Runner) Run() error {
 	ticker := time.NewTicker(tickInterval)
 	defer ticker.Stop()
 	n := r.node
+	meter := n.env.Meter
 	for {
+		var waitStart time.Time
+		if meter != nil {
+			waitStart = time.Now()
+		}
 		select {
 		case ev := <-r.events:
 			r.handle(ev)
@@ -107,6 +113,9 @@ func (r *Runner) Run() error {
 		case <-r.stop:
 			r.err = r.shutdown()
 			return r.err
+		}
+		if meter != nil {
+			meter.Idled(time.Since(waitStart))
 		}
 		// Take everything already queued before writing: proposals that
 		// arrived during the last fsync share the next one (group commit).
@@ -138,7 +147,9 @@ func (r *Runner) handle(ev event) {
 }
 
 func (r *Runner) shutdown() error {
+	began := time.Now()
 	n := r.node
+	wasLeader := n.soft.Role == quorum.RoleLeader
 	n.Resign()
 	perr := n.Process()
 	// Give EndQuorumEpoch a moment to leave before the connections close.
@@ -146,7 +157,16 @@ func (r *Runner) shutdown() error {
 	for time.Now().Before(deadline) && r.peers.Pending() > 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
+	if resigned, epoch, to, successors := n.Resignation(); wasLeader && resigned {
+		r.log.Info().Int32("epoch", epoch).Ints32("end_quorum_epoch_to", to).Ints32("preferred_successors", successors).
+			Int("requests_unsent", r.peers.Pending()).Dur("took", time.Since(began)).Msg("resigned leadership to stop")
+	} else {
+		r.log.Info().Str("role", roleName(n.soft)).Int32("epoch", n.soft.Epoch).Int32("leader", n.soft.LeaderID).
+			Msg("stopping: not the leader, nothing to resign")
+	}
 	err := n.Close(ErrStopped)
+	r.log.Info().Int64("log_end_offset", n.disk.Log.EndOffset()).Int64("high_watermark", n.hw).Dur("took", time.Since(began)).
+		Msg("quorum loop stopped")
 	if perr != nil {
 		return perr
 	}

@@ -64,6 +64,8 @@ type Snapshotter struct {
 	lastSnapshot time.Time     // when the last snapshot was started
 	point        snapshotPoint // newest batch-aligned committed point
 	running      <-chan error  // non-nil while a snapshot is being written
+	// written, if set, learns of each snapshot written (the meter's).
+	written func(bytes int64, at time.Time)
 }
 
 // snapshotPoint is the end of a committed batch: where a snapshot can end.
@@ -205,6 +207,9 @@ func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState) erro
 		return fmt.Errorf("snapshot %s: %w", point.id, err)
 	}
 	s.logger.Info().Stringer("snapshot", point.id).Int64("bytes", size).Dur("took", s.now().Sub(start)).Msg("wrote metadata snapshot")
+	if s.written != nil {
+		s.written(size, s.now())
+	}
 	return cleanSnapshots(s.fs, s.log, s.policy, s.now(), s.logger)
 }
 

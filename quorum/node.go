@@ -42,6 +42,9 @@ type Node struct {
 	// fetchDeadline drives Follower (and observers' bootstrap fallback).
 	fetchDeadline        int64
 	hasFetchedFromLeader bool
+	// leaderContactMs is when a follower or observer last heard from its
+	// leader (Status.LeaderContactMs), -1 when never.
+	leaderContactMs int64
 	// updateVoterAt is when a voter following a leader next considers
 	// telling it its listeners (UpdateRaftVoter); leaderUpdated says the
 	// leader of this epoch took them.
@@ -144,7 +147,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, id: cfg.NodeID, log: cfg.Log, rand: cfg.Rand,
-		leaderID: -1, votedID: -1, hw: -1, prevHW: -1, now: cfg.NowMs,
+		leaderID: -1, votedID: -1, hw: -1, prevHW: -1, leaderContactMs: -1, now: cfg.NowMs,
 		reqs:      newRequestTracker(),
 		persisted: cfg.HardState,
 	}
@@ -377,12 +380,32 @@ type Status struct {
 	HighWatermark int64
 	EndOffset     int64
 	LastEpoch     int32
+	// LeaderContactMs is when this node last knew its epoch's leader live,
+	// on the core's clock, -1 when never: on a follower or observer the
+	// last answer from the leader (a Fetch or FetchSnapshot answer, or
+	// BeginQuorumEpoch); on a leader the time by which a majority of the
+	// voters, itself counted at now, had fetched. Readiness checks read it.
+	LeaderContactMs int64
+	// Observers is how many observers a leader tracks (0 elsewhere), and
+	// UncommittedVoterChange says a leader appended a VotersRecord that has
+	// not committed yet: Apache's number-of-observers and
+	// uncommitted-voter-change.
+	Observers              int
+	UncommittedVoterChange bool
 }
 
 // Status reports the node's current state.
 func (n *Node) Status() Status {
-	return Status{SoftState: n.softState(), KRaftVersion: n.control.kraftVersion(), Voters: n.voterSet,
-		HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch}
+	st := Status{SoftState: n.softState(), KRaftVersion: n.control.kraftVersion(), Voters: n.voterSet,
+		HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch,
+		LeaderContactMs: n.leaderContactMs}
+	if n.role == RoleLeader {
+		pr := &n.lead.progress
+		st.LeaderContactMs = pr.majorityFetchedAt(n.now)
+		st.Observers = len(pr.observers)
+		st.UncommittedVoterChange = n.lead.change != nil && n.lead.change.offset >= 0
+	}
+	return st
 }
 
 func (n *Node) softState() SoftState {

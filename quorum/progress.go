@@ -217,6 +217,28 @@ func (p *progressTracker) heardFrom(voter int32, now int64) {
 	}
 }
 
+// majorityFetchedAt is the time by which a majority of the voters had
+// fetched, the leader counting itself at now: the majority-th most recent
+// fetch. -1 when no majority ever fetched in this epoch.
+func (p *progressTracker) majorityFetchedAt(now int64) int64 {
+	var buf [8]int64
+	times := buf[:0]
+	for _, id := range p.voters {
+		r := p.replicas[id]
+		if r == p.selfState {
+			times = append(times, now)
+		} else {
+			times = append(times, r.lastFetchMs)
+		}
+	}
+	need := majority(len(times))
+	if need == 0 || need > len(times) {
+		return -1
+	}
+	slices.Sort(times)
+	return times[len(times)-need]
+}
+
 // quorumLost reports that no majority of voters fetched within the
 // check-quorum timeout (a single voter never loses its quorum).
 func (p *progressTracker) quorumLost(now int64) bool {

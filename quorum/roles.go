@@ -156,6 +156,7 @@ func (n *Node) becomeFollower(epoch, leader int32) {
 	n.leaveRole()
 	n.role, n.epoch, n.leaderID = RoleFollower, epoch, leader
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+	n.leaderContactMs = n.now
 	n.updateVoterAt, n.leaderUpdated = n.now+n.updateVoterPeriod(), false
 }
 

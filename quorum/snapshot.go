@@ -80,4 +80,5 @@ func (n *Node) takeSnapshotChunk(from int32, resp *kmsg.FetchSnapshotResponse) {
 	n.snapChunk = chunk
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
 	n.hasFetchedFromLeader = true
+	n.leaderContactMs = n.now
 }

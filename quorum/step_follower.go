@@ -197,6 +197,7 @@ func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
 	}
 	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
 	n.hasFetchedFromLeader = true
+	n.leaderContactMs = n.now
 }
 
 func (n *Node) updateFollowerHighWatermark(hw int64) {

@@ -98,6 +98,9 @@ type Config struct {
 	// settings.
 	SASL map[string]*SASLSettings
 
+	// Ops holds kraftd's own operation keys (metrics listener, readiness).
+	Ops OpsSettings
+
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
 }
@@ -275,6 +278,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.UncleanLeaderElection = p.bool("unclean.leader.election.enable", false)
 	c.AutoLeaderRebalance = p.bool("auto.leader.rebalance.enable", true)
 	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))
+	c.Ops = p.opsSettings()
 
 	if p.err != nil {
 		return nil, p.err
@@ -285,6 +289,13 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		}
 	}
 	sort.Strings(c.Unknown)
+	for _, k := range c.Unknown {
+		if strings.HasPrefix(k, "kraftd.") {
+			// kraftd's own namespace: a misspelt key would otherwise
+			// leave, say, the metrics listener off with only a warning.
+			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records)")}
+		}
+	}
 	return c, nil
 }
 

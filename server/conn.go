@@ -43,10 +43,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 		log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
 		var ok bool
 		if session, ok = s.authenticate(ctx, c, r, sasl, log); !ok {
+			s.countConnection(listener, ConnSASLFailed)
 			c.Close()
 			return
 		}
 		principal = session.principal
+	}
+	s.countConnection(listener, ConnAccepted)
+	if s.meter != nil {
+		defer s.meter.ConnectionClosed(listener)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Str("principal", principal.String()).Logger()
@@ -209,7 +214,14 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 		}
 	}()
 	h := handlers[req.Header.Key]
+	var start time.Time
+	if s.meter != nil {
+		start = time.Now()
+	}
 	out, err := h.fn(s, req)
+	if s.meter != nil {
+		s.meter.Request(req.Listener, req.Header.Key, time.Since(start), err != nil)
+	}
 	if err != nil {
 		if req.Ctx.Err() == nil {
 			withHeader(log.Warn(), req.Header).Str("reason", err.Error()).Msg("request failed; closing connection")

@@ -59,6 +59,8 @@ func (n *Node) reportTimedWork(work string, count int, err error) {
 	switch {
 	case err != nil:
 		n.log.Debug().Err(err).Str("work", work).Msg("controller timed work not done")
+	case work == "fence" && count > 0:
+		n.timedOutHeartbeats.Add(int64(count))
 	case work == "balance" && count > 0:
 		n.log.Info().Int("partitions", count).Msg("moved leadership back to preferred replicas")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -70,11 +71,19 @@ type Node struct {
 	peers  *Peers
 	ctl    *controller.Controller
 	stop   chan struct{}
+	// timedOutHeartbeats counts brokers fenced for an expired session.
+	timedOutHeartbeats atomic.Int64
 }
 
 // NewNode builds the node's parts over an opened disk. Nothing runs until
 // Run.
 func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
+	return NewMeteredNode(cfg, disk, nil, log)
+}
+
+// NewMeteredNode is NewNode whose runtime tells meter what it measures
+// (nil: nothing is measured).
+func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{})}
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
 	if m, isTLS, err := cfg.listenerTLS(cfg.ControllerListenerName[0]); err != nil {
@@ -111,6 +120,7 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 		IdleIntervalMs:       int64(cfg.IdleIntervalMs),
 		Snapshots: node.SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
 			RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs},
+		Meter: meter,
 	}, disk, n.ctl, peerBook{Peers: n.peers, listener: cfg.ControllerListenerName[0]}, log)
 	if err != nil {
 		return nil, asConfigError(err)

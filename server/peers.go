@@ -72,6 +72,32 @@ type peer struct {
 	// retried every backoff is logged once per distinct reason.
 	lastTLSFailure  string
 	lastSASLFailure string
+	traffic         peerTraffic
+}
+
+// peerTraffic counts what went to and came from one peer, for metrics
+// (Apache's raft-channel-metrics): frames and their bytes, size fields
+// included.
+type peerTraffic struct {
+	requests, responses, bytesOut, bytesIn atomic.Int64
+}
+
+// PeerTraffic is a snapshot of the traffic with one peer.
+type PeerTraffic struct {
+	Requests, Responses, BytesOut, BytesIn int64
+}
+
+// Traffic is the traffic with each peer this client has talked to, by node
+// id, since it started.
+func (p *Peers) Traffic() map[int32]PeerTraffic {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[int32]PeerTraffic, len(p.peers))
+	for id, pr := range p.peers {
+		t := &pr.traffic
+		out[id] = PeerTraffic{Requests: t.requests.Load(), Responses: t.responses.Load(), BytesOut: t.bytesOut.Load(), BytesIn: t.bytesIn.Load()}
+	}
+	return out
 }
 
 type outbound struct {
@@ -256,8 +282,9 @@ func peerError(err error) error {
 
 type peerConn struct {
 	net.Conn
-	r    *bufio.Reader
-	corr int32
+	r       *bufio.Reader
+	corr    int32
+	traffic *peerTraffic
 	// reauthAt is when to re-authenticate (KIP-368): a random point
 	// between 85% and 95% of the session lifetime the peer granted, as
 	// Apache's client picks it; zero when the peer granted none.
@@ -288,7 +315,7 @@ func (p *Peers) connect(pr *peer) (*peerConn, error) {
 	if c, err = p.secure(pr, c); err != nil {
 		return nil, err
 	}
-	conn := &peerConn{Conn: c, r: bufio.NewReader(c)}
+	conn := &peerConn{Conn: c, r: bufio.NewReader(c), traffic: &pr.traffic}
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(4)
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd", "0.1.0"
@@ -379,10 +406,14 @@ func (p *Peers) exchange(conn *peerConn, req kmsg.Request) (kmsg.Response, error
 	if _, err := conn.Write(protocol.AppendFrame(nil, payload)); err != nil {
 		return nil, err
 	}
+	conn.traffic.requests.Add(1)
+	conn.traffic.bytesOut.Add(int64(len(payload) + 4))
 	frame, err := protocol.ReadFrame(conn.r, 1<<30)
 	if err != nil {
 		return nil, err
 	}
+	conn.traffic.responses.Add(1)
+	conn.traffic.bytesIn.Add(int64(len(frame) + 4))
 	corr, resp, err := protocol.ParseResponse(frame, req)
 	if err != nil && req.Key() == protocol.ApiVersionsKey {
 		// A peer that does not know our ApiVersions version answers at v0.

@@ -49,6 +49,7 @@ type Server struct {
 	// tls holds the material of each SSL listener, by name.
 	tls            map[string]*tlsMaterial
 	handshakeLimit time.Duration // tests shorten the handshake bound
+	meter          Meter         // nil: nothing is measured
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -168,6 +169,7 @@ func (s *Server) accept(ln net.Listener, name string) {
 			// As Apache does: the connection is closed at once, and the
 			// client retries later.
 			s.log.Warn().Str("listener", name).Str("remote", c.RemoteAddr().String()).Str("reason", refused).Msg("refused connection")
+			s.countConnection(name, ConnRefused)
 			c.Close()
 			continue
 		}
@@ -179,6 +181,7 @@ func (s *Server) accept(ln net.Listener, name string) {
 			defer stop()
 			conn, principal, ok := s.secure(s.ctx, c, name)
 			if !ok {
+				s.countConnection(name, ConnTLSFailed)
 				c.Close()
 				return
 			}

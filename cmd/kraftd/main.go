@@ -35,6 +35,7 @@ func main() {
 			startCommand(),
 			dumpLogCommand(),
 			metadataShellCommand(),
+			statusCommand(),
 			{
 				Name:  "random-uuid",
 				Usage: "print a random cluster or directory id, like kafka-storage.sh random-uuid",

@@ -7,9 +7,12 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kraftd/kraftd/metrics"
+	snode "github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/server"
 	"github.com/kraftd/kraftd/storage"
 )
@@ -28,6 +31,7 @@ func startCommand() *cli.Command {
 }
 
 func runStart(c *cli.Context) error {
+	began := time.Now()
 	log, err := newLogger(c)
 	if err != nil {
 		return err
@@ -48,21 +52,39 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return explainDiskError(err)
 	}
-	node, err := server.NewNode(cfg, disk, log)
+	var meter *metrics.Metrics
+	if cfg.Ops.MetricsAddr != "" {
+		meter = metrics.New()
+	}
+	node, err := server.NewMeteredNode(cfg, disk, nodeMeter(meter), log)
 	if err != nil {
 		disk.Close()
 		return err
 	}
 	srv := server.New(cfg, node, log)
+	if meter != nil {
+		srv.SetMeter(meter)
+	}
 	if err := srv.Listen(); err != nil {
 		disk.Close()
 		return err
+	}
+	if meter != nil {
+		ml, err := meter.Serve(cfg.Ops.MetricsAddr, node, metrics.ServeOptions{Pprof: cfg.Ops.Pprof,
+			Bounds: metrics.ReadyBounds{MaxContactAgeMs: cfg.Ops.ReadyMaxContactAgeMs, MaxLagRecords: cfg.Ops.ReadyMaxLagRecords}}, log)
+		if err != nil {
+			srv.Close()
+			disk.Close()
+			return cli.Exit(fmt.Sprintf("%s: kraftd.metrics.listener: %v", c.String("config"), err), 2)
+		}
+		defer ml.Close()
 	}
 	// Signals are caught before "kraftd started" is logged, so whatever
 	// waits for that line may stop the node gracefully at once.
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
-	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).Msg("kraftd started")
+	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).
+		Dur("startup_took", time.Since(began)).Msg("kraftd started")
 
 	// KRAFTD_CPUPROFILE=prefix writes a Go CPU profile of this run to
 	// prefix.<pid>, for profiling a node under a benchmark.
@@ -74,18 +96,29 @@ func runStart(c *cli.Context) error {
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- node.Run() }()
+	var stopping time.Time
 	select {
 	case sig := <-signals:
+		stopping = time.Now()
 		log.Info().Str("signal", sig.String()).Msg("shutting down: resigning leadership")
 		err = node.Stop()
 	case err = <-runErr:
+		stopping = time.Now()
 	}
 	srv.Close()
 	if err != nil {
 		return fmt.Errorf("stopped: %w", err)
 	}
-	log.Info().Msg("stopped")
+	log.Info().Dur("took", time.Since(stopping)).Msg("stopped")
 	return nil
+}
+
+// nodeMeter is m as the runtime's meter, a nil interface when m is nil.
+func nodeMeter(m *metrics.Metrics) snode.Meter {
+	if m == nil {
+		return nil
+	}
+	return m
 }
 
 // explainDiskError adds to a refusal to open the directory what the

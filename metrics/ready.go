@@ -1,0 +1,79 @@
+package metrics
+
+import (
+	"fmt"
+
+	"github.com/kraftd/kraftd/quorum"
+)
+
+// readyRule says in a sentence when a node is ready (the help of
+// kraftd_ready and the doc of Readiness).
+const readyRule = "a leader of the current epoch is known and was heard from within the contact bound " +
+	"(a leader: a majority of voters fetched within it), and, off the leader, the image is within the lag bound of the high watermark"
+
+// ReadyBounds are how stale a node may be and still be ready.
+type ReadyBounds struct {
+	// MaxContactAgeMs bounds how long ago the leader was last heard from
+	// (on the leader: since a majority of the voters fetched).
+	MaxContactAgeMs int64
+	// MaxLagRecords bounds, off the leader, how many committed records the
+	// image may not hold yet.
+	MaxLagRecords int64
+}
+
+// Readiness is the /readyz answer: whether the node is ready and why, with
+// the facts the decision read.
+type Readiness struct {
+	Ready    bool   `json:"ready"`
+	Reason   string `json:"reason"`
+	NodeID   int32  `json:"node_id"`
+	Role     string `json:"role"`
+	Epoch    int32  `json:"epoch"`
+	LeaderID int32  `json:"leader_id"`
+	// HighWatermark and Applied: the commit point this node knows and the
+	// offset after the last record its image holds.
+	HighWatermark int64 `json:"high_watermark"`
+	AppliedEnd    int64 `json:"applied_end"`
+	// LeaderContactAgeMs is how long ago the leader was last heard from
+	// (Status.LeaderContactMs), -1 when never.
+	LeaderContactAgeMs int64 `json:"leader_contact_age_ms"`
+}
+
+// judgeReadiness decides readiness from a published status, the image's
+// position and the time now (ms on the core's clock, the wall clock in
+// production). A wedged loop publishes nothing new, so its contact ages
+// and it turns not ready.
+func judgeReadiness(self int32, st quorum.Status, applied, nowMs int64, b ReadyBounds) Readiness {
+	r := Readiness{NodeID: self, Role: apacheState(st.SoftState), Epoch: st.Epoch, LeaderID: st.LeaderID,
+		HighWatermark: st.HighWatermark, AppliedEnd: applied + 1, LeaderContactAgeMs: -1}
+	if st.LeaderContactMs >= 0 {
+		r.LeaderContactAgeMs = max(nowMs-st.LeaderContactMs, 0)
+	}
+	switch {
+	case st.Role != quorum.RoleLeader && st.Role != quorum.RoleFollower || st.LeaderID < 0:
+		r.Reason = fmt.Sprintf("no leader known in epoch %d (%s)", st.Epoch, r.Role)
+	case st.LeaderContactMs < 0:
+		r.Reason = fmt.Sprintf("leader %d of epoch %d has not been heard from yet", st.LeaderID, st.Epoch)
+	case st.Role == quorum.RoleLeader && r.LeaderContactAgeMs > b.MaxContactAgeMs:
+		r.Reason = fmt.Sprintf("leader of epoch %d, but no majority of the %d voters fetched in the last %d ms (last %d ms ago)",
+			st.Epoch, len(st.Voters), b.MaxContactAgeMs, r.LeaderContactAgeMs)
+	case st.Role == quorum.RoleLeader && !st.EpochCommitted:
+		r.Reason = fmt.Sprintf("leader of epoch %d, but nothing of the epoch has committed yet", st.Epoch)
+	case st.Role == quorum.RoleLeader:
+		r.Ready = true
+		r.Reason = fmt.Sprintf("leader of epoch %d; a majority of the %d voters fetched %d ms ago", st.Epoch, len(st.Voters), r.LeaderContactAgeMs)
+	case r.LeaderContactAgeMs > b.MaxContactAgeMs:
+		r.Reason = fmt.Sprintf("%s of leader %d in epoch %d, but the leader was last heard from %d ms ago (bound %d ms)",
+			r.Role, st.LeaderID, st.Epoch, r.LeaderContactAgeMs, b.MaxContactAgeMs)
+	case st.HighWatermark < 0:
+		r.Reason = fmt.Sprintf("%s of leader %d in epoch %d, but the high watermark is not known yet", r.Role, st.LeaderID, st.Epoch)
+	case st.HighWatermark-(applied+1) > b.MaxLagRecords:
+		r.Reason = fmt.Sprintf("%s of leader %d in epoch %d, but the image is %d records behind the high watermark %d (bound %d)",
+			r.Role, st.LeaderID, st.Epoch, st.HighWatermark-(applied+1), st.HighWatermark, b.MaxLagRecords)
+	default:
+		r.Ready = true
+		r.Reason = fmt.Sprintf("%s of leader %d in epoch %d, heard from %d ms ago, image %d records behind the high watermark",
+			r.Role, st.LeaderID, st.Epoch, r.LeaderContactAgeMs, max(st.HighWatermark-(applied+1), 0))
+	}
+	return r
+}

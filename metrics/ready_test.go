@@ -1,0 +1,64 @@
+package metrics
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kraftd/kraftd/quorum"
+)
+
+func TestJudgeReadiness(t *testing.T) {
+	bounds := ReadyBounds{MaxContactAgeMs: 1000, MaxLagRecords: 100}
+	three := quorum.VoterSet{{ID: 1}, {ID: 2}, {ID: 3}}
+	leader := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleLeader, LeaderID: 1, Epoch: 4, VotedID: 1, IsVoter: true, EpochCommitted: true},
+		Voters: three, HighWatermark: 50, EndOffset: 50, LeaderContactMs: 9_500}
+	follower := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleFollower, LeaderID: 1, Epoch: 4, VotedID: -1, IsVoter: true},
+		Voters: three, HighWatermark: 50, EndOffset: 50, LeaderContactMs: 9_800}
+	with := func(s quorum.Status, f func(*quorum.Status)) quorum.Status { f(&s); return s }
+	for _, tc := range []struct {
+		name    string
+		st      quorum.Status
+		applied int64
+		ready   bool
+		says    string
+	}{
+		{"leader with a fresh majority", leader, 49, true, "a majority of the 3 voters fetched 500 ms ago"},
+		{"leader whose majority went quiet", with(leader, func(s *quorum.Status) { s.LeaderContactMs = 8_000 }), 49, false, "no majority of the 3 voters fetched in the last 1000 ms"},
+		{"leader before its epoch committed", with(leader, func(s *quorum.Status) { s.EpochCommitted = false }), 49, false, "nothing of the epoch has committed"},
+		{"follower in touch", follower, 45, true, "follower of leader 1 in epoch 4"},
+		{"observer in touch", with(follower, func(s *quorum.Status) { s.IsVoter = false }), 49, true, "observer of leader 1"},
+		{"follower out of touch", with(follower, func(s *quorum.Status) { s.LeaderContactMs = 8_900 }), 49, false, "last heard from 1100 ms ago"},
+		{"follower never in touch", with(follower, func(s *quorum.Status) { s.LeaderContactMs = -1 }), 49, false, "has not been heard from"},
+		{"follower without a high watermark", with(follower, func(s *quorum.Status) { s.HighWatermark = -1 }), -1, false, "high watermark is not known"},
+		{"follower whose image lags", with(follower, func(s *quorum.Status) { s.HighWatermark = 500 }), 49, false, "450 records behind the high watermark 500"},
+		{"candidate", with(follower, func(s *quorum.Status) { s.Role, s.LeaderID, s.Epoch = quorum.RoleCandidate, -1, 5 }), 49, false, "no leader known in epoch 5 (candidate)"},
+		{"prospective that knew a leader", with(follower, func(s *quorum.Status) { s.Role = quorum.RoleProspective }), 49, false, "no leader known in epoch 4"},
+		{"resigned leader", with(leader, func(s *quorum.Status) { s.Role = quorum.RoleResigned }), 49, false, "no leader known"},
+	} {
+		r := judgeReadiness(1, tc.st, tc.applied, 10_000, bounds)
+		if r.Ready != tc.ready || !strings.Contains(r.Reason, tc.says) {
+			t.Errorf("%s: ready %v %q, want %v saying %q", tc.name, r.Ready, r.Reason, tc.ready, tc.says)
+		}
+	}
+}
+
+func TestApacheStateNames(t *testing.T) {
+	for _, tc := range []struct {
+		s    quorum.SoftState
+		want string
+	}{
+		{quorum.SoftState{Role: quorum.RoleLeader}, "leader"},
+		{quorum.SoftState{Role: quorum.RoleFollower, IsVoter: true}, "follower"},
+		{quorum.SoftState{Role: quorum.RoleFollower}, "observer"},
+		{quorum.SoftState{Role: quorum.RoleCandidate, VotedID: 1}, "candidate"},
+		{quorum.SoftState{Role: quorum.RoleProspective, VotedID: -1}, "prospective"},
+		{quorum.SoftState{Role: quorum.RoleProspective, VotedID: 2}, "prospective-voted"},
+		{quorum.SoftState{Role: quorum.RoleUnattached, VotedID: -1}, "unattached"},
+		{quorum.SoftState{Role: quorum.RoleUnattached, VotedID: 2}, "unattached-voted"},
+		{quorum.SoftState{Role: quorum.RoleResigned, VotedID: 1}, "unattached"},
+	} {
+		if got := apacheState(tc.s); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}

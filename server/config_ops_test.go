@@ -1,0 +1,58 @@
+package server
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestOpsSettings(t *testing.T) {
+	c, err := ParseConfig(baseProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Ops.MetricsAddr != "" || c.Ops.Pprof || c.Ops.ReadyMaxContactAgeMs != 1000 || c.Ops.ReadyMaxLagRecords != 10000 {
+		t.Fatalf("defaults: %+v", c.Ops)
+	}
+	p := baseProps()
+	p["kraftd.metrics.listener"] = "http://127.0.0.1:9404"
+	p["kraftd.metrics.pprof.enable"] = "true"
+	p["kraftd.readiness.max.contact.age.ms"] = "2500"
+	if c, err = ParseConfig(p); err != nil {
+		t.Fatal(err)
+	}
+	if c.Ops.MetricsAddr != "127.0.0.1:9404" || !c.Ops.Pprof || c.Ops.ReadyMaxContactAgeMs != 2500 {
+		t.Fatalf("%+v", c.Ops)
+	}
+	p["kraftd.metrics.listener"] = "http://[::1]:0/"
+	if c, err = ParseConfig(p); err != nil || c.Ops.MetricsAddr != "[::1]:0" {
+		t.Fatalf("%+v %v", c, err)
+	}
+
+	for _, tc := range []struct {
+		props map[string]string
+		key   string
+		says  string
+	}{
+		{map[string]string{"kraftd.metrics.listener": "127.0.0.1:9404"}, "kraftd.metrics.listener", "http://127.0.0.1:9404"},
+		{map[string]string{"kraftd.metrics.listener": "https://127.0.0.1:9404"}, "kraftd.metrics.listener", "only http://"},
+		{map[string]string{"kraftd.metrics.listener": "http://127.0.0.1"}, "kraftd.metrics.listener", "no host:port"},
+		{map[string]string{"kraftd.metrics.listener": "http://:9404"}, "kraftd.metrics.listener", "no host:port"},
+		{map[string]string{"kraftd.metrics.listener": "http://127.0.0.1:99999"}, "kraftd.metrics.listener", "from 0 to 65535"},
+		{map[string]string{"kraftd.metrics.listener": "http://127.0.0.1:9404/metrics"}, "kraftd.metrics.listener", "only http://host:port"},
+		{map[string]string{"kraftd.metrics.pprof.enable": "true"}, "kraftd.metrics.pprof.enable", "is not set"},
+		{map[string]string{"kraftd.metrics.pprof.enable": "yes"}, "kraftd.metrics.pprof.enable", "neither true nor false"},
+		{map[string]string{"kraftd.readiness.max.contact.age.ms": "0"}, "kraftd.readiness.max.contact.age.ms", "below the minimum"},
+		{map[string]string{"kraftd.metrics.listner": "http://127.0.0.1:9404"}, "kraftd.metrics.listner", "not a kraftd key"},
+	} {
+		p := baseProps()
+		for k, v := range tc.props {
+			p[k] = v
+		}
+		_, err := ParseConfig(p)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%v: got %v, want an error on %s saying %q", tc.props, err, tc.key, tc.says)
+		}
+	}
+}
