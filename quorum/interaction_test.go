@@ -123,11 +123,12 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		"send":     e.send,
 		"describe": e.describe,
 		// Voter changes (interaction_reconfig_test.go).
-		"add-voter":    e.addVoter,
-		"remove-voter": e.removeVoter,
-		"update-voter": e.updateVoter,
-		"voters":       e.printVoters,
-		"reformat":     e.reformat,
+		"add-voter":     e.addVoter,
+		"remove-voter":  e.removeVoter,
+		"update-voter":  e.updateVoter,
+		"upgrade-kraft": e.upgradeKRaft,
+		"voters":        e.printVoters,
+		"reformat":      e.reformat,
 	}
 	h, ok := handlers[c.name]
 	if !ok {

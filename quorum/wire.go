@@ -15,6 +15,7 @@ const (
 	errUnsupportedVersion    int16 = 35
 	errInvalidRequest        int16 = 42
 	errFencedLeaderEpoch     int16 = 74
+	errInvalidUpdateVersion  int16 = 95
 	errUnknownLeaderEpoch    int16 = 75
 	errSnapshotNotFound      int16 = 98
 	errPositionOutOfRange    int16 = 99
