@@ -174,4 +174,3 @@ func checkUpgradedQuorum(t *testing.T, v string, members []*MixedMember, cur *Qu
 		}
 	}
 }
-

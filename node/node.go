@@ -38,6 +38,9 @@ type Config struct {
 	// endpoint without a name is on the controller listener. A node
 	// formatted --no-initial-controllers starts from them as an observer.
 	BootstrapServers []quorum.Endpoint
+	// AutoJoin is controller.quorum.auto.join.enable: as an observer of a
+	// dynamic quorum the node asks its leader to add it as a voter.
+	AutoJoin bool
 
 	ElectionTimeoutMs, FetchTimeoutMs, ElectionBackoffMaxMs int64
 	RequestTimeoutMs, RetryBackoffMs, IdleIntervalMs        int64
@@ -131,6 +134,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		Voters:               cfg.Voters,
 		Endpoints:            cfg.Endpoints,
 		BootstrapServers:     cfg.BootstrapServers,
+		AutoJoin:             cfg.AutoJoin,
 		ElectionTimeoutMs:    cfg.ElectionTimeoutMs,
 		FetchTimeoutMs:       cfg.FetchTimeoutMs,
 		ElectionBackoffMaxMs: cfg.ElectionBackoffMaxMs,

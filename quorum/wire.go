@@ -41,7 +41,7 @@ const (
 
 var newestVersion = map[int16]int16{
 	keyFetch: 18, keyVote: 2, keyBeginQuorum: 1, keyEndQuorum: 1,
-	keyFetchSnapshot: 1, keyDescribeQuorum: 2,
+	keyFetchSnapshot: 1, keyDescribeQuorum: 2, keyAddVoter: 1,
 }
 
 // version is the version to send key at to peer: the newest we speak,

@@ -103,6 +103,7 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 		Voters:               cfg.StaticVoters(),
 		Endpoints:            own,
 		BootstrapServers:     bootstrap,
+		AutoJoin:             cfg.AutoJoin,
 		ElectionTimeoutMs:    int64(cfg.ElectionTimeoutMs),
 		FetchTimeoutMs:       int64(cfg.FetchTimeoutMs),
 		ElectionBackoffMaxMs: int64(cfg.ElectionBackoffMaxMs),
