@@ -81,7 +81,8 @@ func TestUpdateFeaturesKRaftVersion(t *testing.T) {
 	}
 
 	q.refusal = &Error{Code: kerr.InvalidUpdateVersion.Code, Message: "not all of the voters support it"}
-	if r := update(1, upgradeUpgrade, false); r.ErrorCode != kerr.InvalidUpdateVersion.Code || message(r) != q.refusal.Message {
+	if r := update(1, upgradeUpgrade, false); r.ErrorCode != kerr.InvalidUpdateVersion.Code ||
+		message(r) != "The update failed for all features since the following feature had an error: "+q.refusal.Message {
 		t.Errorf("refused upgrade answered %d %q", r.ErrorCode, message(r))
 	}
 	q.refusal = nil

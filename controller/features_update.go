@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -72,12 +73,18 @@ func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, an
 		}
 		return recs, nil
 	}, func(_ written, err error) {
+		var refused *KRaftRefusal
+		if errors.As(err, &refused) {
+			failure, err = refused.Err, nil
+		}
 		if err != nil {
 			answer(nil, err)
 			return
 		}
 		if failure != nil {
-			resp.ErrorCode, resp.ErrorMessage = failure.Code, &failure.Message
+			// As Apache's QuorumController words the answer.
+			msg := "The update failed for all features since the following feature had an error: " + failure.Message
+			resp.ErrorCode, resp.ErrorMessage = failure.Code, &msg
 		}
 		if req.Version < 2 {
 			for _, u := range req.FeatureUpdates {
