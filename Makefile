@@ -7,7 +7,7 @@ export KRAFTD_KAFKA_CACHE
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race run test vet gen gen-check kafka tools sim bench fuzz clean
+.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix bench fuzz clean
 
 all: build
 
@@ -42,6 +42,11 @@ gen-check:
 
 test: tools kafka vet gen-check build build-race
 	$(GO) test -race -count=1 -timeout 80m ./...
+
+# Run the compat matrices make test samples in full (every leader kind for
+# every Apache version), e.g. the kraft.version upgrade.
+compat-matrix: build build-race kafka
+	KRAFTD_COMPAT_FULL_MATRIX=1 $(GO) test -race -count=1 -timeout 60m -run 'TestMixedKRaftVersionUpgrade' -v ./compat
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:

@@ -379,21 +379,52 @@ func LogEnd(t testing.TB, logDir string) int64 {
 // "--no-initial-controllers", ...) at MixedReleaseVersion.
 func NewMixedDynamicMember(t testing.TB, version, kind string, id int32, port int, bootstrap, clusterID string, formatArgs ...string) *MixedMember {
 	t.Helper()
+	return NewMixedDynamicMemberWith(t, version, kind, id, port, bootstrap, clusterID, nil, formatArgs...)
+}
+
+// NewMixedDynamicMemberWith is NewMixedDynamicMember with extra
+// server.properties entries (e.g. controller.quorum.auto.join.enable).
+func NewMixedDynamicMemberWith(t testing.TB, version, kind string, id int32, port int, bootstrap, clusterID string, props map[string]string, formatArgs ...string) *MixedMember {
+	t.Helper()
 	m := &MixedMember{ID: id, Kind: kind, Port: port, t: t}
-	args := append([]string{"--release-version", MixedReleaseVersion}, formatArgs...)
 	switch kind {
 	case KindApache:
-		m.Apache = NewApacheController(t, ApacheOptions{Version: version, NodeID: int(id), Port: port, Bootstrap: bootstrap})
+		m.Apache = NewApacheController(t, ApacheOptions{Version: version, NodeID: int(id), Port: port, Bootstrap: bootstrap, Props: props})
 		m.Dir = m.Apache.Dir
-		m.Apache.Format(t, clusterID, args...)
 	case KindKraftd:
 		m.Dir = filepath.Join(t.TempDir(), "metadata")
-		m.conf = WriteKraftdConfig(t, id, m.Addr(), m.Dir, map[string]string{"controller.quorum.bootstrap.servers": bootstrap})
-		KraftdFormat(t, id, m.conf, clusterID, args...)
+		extra := map[string]string{"controller.quorum.bootstrap.servers": bootstrap}
+		maps.Copy(extra, props)
+		m.conf = WriteKraftdConfig(t, id, m.Addr(), m.Dir, extra)
 	default:
 		t.Fatalf("compat: unknown member kind %q", kind)
 	}
+	m.Format(t, clusterID, formatArgs...)
 	return m
+}
+
+// Format formats the member's directory with its own tool at
+// MixedReleaseVersion and args. Reformat is Format after the directory is
+// wiped (a new directory id), with the member stopped.
+func (m *MixedMember) Format(t testing.TB, clusterID string, args ...string) {
+	t.Helper()
+	args = append([]string{"--release-version", MixedReleaseVersion}, args...)
+	if m.Apache != nil {
+		m.Apache.Format(t, clusterID, args...)
+		return
+	}
+	KraftdFormat(t, m.ID, m.conf, clusterID, args...)
+}
+
+// Reformat kills the member, wipes its directory and formats it anew: the
+// same node id with a new directory id. It is not restarted.
+func (m *MixedMember) Reformat(t testing.TB, clusterID string, args ...string) {
+	t.Helper()
+	m.Kill()
+	if err := os.RemoveAll(m.Dir); err != nil {
+		t.Fatal(err)
+	}
+	m.Format(t, clusterID, args...)
 }
 
 // Config is the member's server.properties path (what add-controller takes

@@ -159,10 +159,19 @@ func (c *Core) finalized(im *metadata.Image) map[string]int16 {
 	for k, v := range im.Features {
 		out[k] = v
 	}
-	if c.settings.KRaftVersion > 0 {
-		out[KRaftVersionFeature] = c.settings.KRaftVersion
+	if kv := c.kraftVersion(); kv > 0 {
+		out[KRaftVersionFeature] = kv
 	}
 	return out
+}
+
+// kraftVersion is the quorum's kraft.version: live from a log that can
+// change it, else as Settings gave it.
+func (c *Core) kraftVersion() int16 {
+	if l, ok := c.log.(KRaftLog); ok {
+		return l.KRaftVersion()
+	}
+	return c.settings.KRaftVersion
 }
 
 func checkFeatureSupported(finalized map[string]int16, name string, lo, hi int16) error {

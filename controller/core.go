@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,6 +50,9 @@ type Core struct {
 	// untaken is a write that carries its own offset and that the log has
 	// not taken yet: nothing is built until it has its offset.
 	untaken *pendingWrite
+	// kraftUpgrade is set by the build of an operation whose records must
+	// upgrade kraft.version on their way into the log (UpdateFeatures).
+	kraftUpgrade *kraftUpgrade
 
 	queue   []*operation // operations not yet built, in arrival order
 	answers []func()     // answers due, in order
@@ -155,9 +159,12 @@ func (c *Core) step(op *operation) bool {
 		c.answer(op, nothingWritten, err)
 		return true
 	}
+	c.kraftUpgrade = nil
 	records, err := op.build(c.spec)
+	upgrade := c.kraftUpgrade
+	c.kraftUpgrade = nil
 	if err == nil && len(records) > 0 {
-		c.submit(op, records)
+		c.submit(op, records, upgrade)
 		return true
 	}
 	if c.pipe.failures != c.specFailures {
@@ -184,7 +191,7 @@ func (c *Core) step(op *operation) bool {
 // submit applies an operation's records to the speculative image and
 // hands them to the log; building one operation at a time keeps the order
 // of the image and of the log the same.
-func (c *Core) submit(op *operation, records []metadata.Record) {
+func (c *Core) submit(op *operation, records []metadata.Record, upgrade *kraftUpgrade) {
 	if c.pipe.failures != c.specFailures {
 		// An earlier write failed after this operation was built; the log
 		// would refuse this one too.
@@ -218,7 +225,13 @@ func (c *Core) submit(op *operation, records []metadata.Record) {
 		stamp = func(first int64) { c.taken(w, first); c.drive() }
 	}
 	done := func(first int64, err error) { c.done(w, first, err); c.drive() }
-	if err := c.log.Propose(c.readyEpoch, records, stamp, done); err != nil {
+	var err error
+	if upgrade != nil {
+		err = c.log.(KRaftLog).ProposeKRaftUpgrade(c.readyEpoch, upgrade.version, upgrade.validateOnly, records, done)
+	} else {
+		err = c.log.Propose(c.readyEpoch, records, stamp, done)
+	}
+	if err != nil {
 		// Never handed over: the log will not hold what the speculative
 		// image does.
 		c.spec = nil
@@ -252,6 +265,13 @@ func (c *Core) done(w *pendingWrite, first int64, err error) {
 	}
 	if err == nil && first >= 0 {
 		c.ctl.ownWriteCommitted(first, first+int64(w.count))
+	}
+	var refused *KRaftRefusal
+	if errors.As(err, &refused) {
+		// Nothing reached the log, and nothing after it needs to be
+		// rebuilt: the records held only a NoOp.
+		c.pipe.refuse(w, err)
+		return
 	}
 	c.pipe.settle(w, first, err)
 }

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"maps"
 	"slices"
 	"time"
@@ -25,11 +26,14 @@ const (
 // inside kraftd's supported range and inside the range every registered
 // broker and controller supports; a lower level needs a downgrade type;
 // metadata.version never goes down (a downgrade could drop metadata).
+// kraft.version belongs to the quorum: an upgrade is handed to it with a
+// NoOp record to wait on (KRaftLog), and it never goes down.
 func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, answer func(*kmsg.UpdateFeaturesResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
 	var failure *Error
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
+		var upgrade *kraftUpgrade
 		seen := map[string]bool{}
 		for _, u := range req.FeatureUpdates {
 			if seen[u.Feature] {
@@ -49,21 +53,38 @@ func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, an
 				failure = err
 				return nil, nil
 			}
-			if rec != nil {
+			if _, ok := rec.(*metadata.NoOpRecord); ok {
+				upgrade = &kraftUpgrade{version: u.MaxVersionLevel, validateOnly: req.ValidateOnly}
+			} else if rec != nil {
 				recs = append(recs, rec)
 			}
+		}
+		if upgrade != nil {
+			// The quorum checks the upgrade (even validate-only) on its
+			// own loop; the NoOp is what the answer waits on.
+			c.kraftUpgrade = upgrade
+			if req.ValidateOnly {
+				recs = nil
+			}
+			return append(recs, &metadata.NoOpRecord{}), nil
 		}
 		if req.ValidateOnly {
 			return nil, nil
 		}
 		return recs, nil
 	}, func(_ written, err error) {
+		var refused *KRaftRefusal
+		if errors.As(err, &refused) {
+			failure, err = refused.Err, nil
+		}
 		if err != nil {
 			answer(nil, err)
 			return
 		}
 		if failure != nil {
-			resp.ErrorCode, resp.ErrorMessage = failure.Code, &failure.Message
+			// As Apache's QuorumController words the answer.
+			msg := "The update failed for all features since the following feature had an error: " + failure.Message
+			resp.ErrorCode, resp.ErrorMessage = failure.Code, &msg
 		}
 		if req.Version < 2 {
 			for _, u := range req.FeatureUpdates {
@@ -79,7 +100,10 @@ func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, an
 	})
 }
 
-func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ int8) (*metadata.FeatureLevelRecord, *Error) {
+// featureUpdate checks one update and returns its record: a
+// FeatureLevelRecord, a NoOpRecord for an upgrade of kraft.version that the
+// quorum must make, or nil when nothing changes.
+func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ int8) (metadata.Record, *Error) {
 	invalid := func(format string, args ...any) *Error {
 		return apiErr(kerr.InvalidUpdateVersion.Code, "Invalid update version %d for feature %s. "+format, append([]any{level, name}, args...)...)
 	}
@@ -110,11 +134,14 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 		}
 		return nil, invalid("Refusing to perform the requested downgrade because it might delete metadata information.")
 	}
-	if name == KRaftVersionFeature && level != current {
-		return nil, invalid("kraftd does not change kraft.version yet.")
+	if name == KRaftVersionFeature && level < current {
+		return nil, invalid("Can't downgrade the version of this feature.")
 	}
 	if level == current {
 		return nil, nil
+	}
+	if _, ok := c.log.(KRaftLog); name == KRaftVersionFeature && !ok {
+		return nil, invalid("This controller's log cannot change kraft.version.")
 	}
 	for _, id := range sortedBrokerIDs(im) {
 		b := im.Brokers[id]
@@ -139,6 +166,9 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 		if level < lo || level > hi {
 			return nil, invalid("Controller %d does not support this feature.", id)
 		}
+	}
+	if name == KRaftVersionFeature {
+		return &metadata.NoOpRecord{}, nil
 	}
 	return &metadata.FeatureLevelRecord{Name: name, FeatureLevel: level}, nil
 }

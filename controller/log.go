@@ -40,6 +40,36 @@ type Log interface {
 	Leader() (epoch int32, ok bool)
 }
 
+// KRaftLog is a Log whose quorum can change kraft.version, which the
+// quorum owns (KIP-853): the controller hands a kafka-features upgrade of
+// kraft.version over and answers when it commits, as Apache's
+// FeatureControlManager does through its RaftClient.
+type KRaftLog interface {
+	Log
+	// KRaftVersion is the quorum's kraft.version as this node has it.
+	KRaftVersion() int16
+	// ProposeKRaftUpgrade is Propose with the quorum's kraft.version
+	// upgraded to version just before records, so their commit is the
+	// upgrade's. A quorum that refuses the upgrade writes nothing and
+	// calls done with -1 and a *KRaftRefusal. With validateOnly nothing
+	// is written either way: done follows the check with -1.
+	ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(firstOffset int64, err error)) error
+}
+
+// KRaftRefusal is the quorum's reason for not upgrading kraft.version,
+// answered to the client as it is.
+type KRaftRefusal struct{ Err *Error }
+
+func (r *KRaftRefusal) Error() string { return r.Err.Error() }
+func (r *KRaftRefusal) Unwrap() error { return r.Err }
+
+// kraftUpgrade is the kraft.version an operation's records carry to the
+// quorum (Core.kraftUpgrade).
+type kraftUpgrade struct {
+	version      int16
+	validateOnly bool
+}
+
 // needsOffset reports whether records carry their own offset: a
 // registration of a new broker incarnation, whose epoch is the offset of
 // the first record written for it.

@@ -43,10 +43,23 @@ func (p *pipeline) settle(w *pendingWrite, first int64, err error) {
 	if w.settled {
 		return
 	}
-	w.settled, w.first, w.err = true, first, err
 	if err != nil {
 		p.failures++
 	}
+	p.answerSettled(w, first, err)
+}
+
+// refuse settles w as written nowhere with err, without counting a
+// failure: for a write the log refused whole that the speculative image
+// may keep (its records changed nothing).
+func (p *pipeline) refuse(w *pendingWrite, err error) {
+	if !w.settled {
+		p.answerSettled(w, -1, err)
+	}
+}
+
+func (p *pipeline) answerSettled(w *pendingWrite, first int64, err error) {
+	w.settled, w.first, w.err = true, first, err
 	for len(p.writes) > 0 && p.writes[0].settled {
 		head := p.writes[0]
 		p.writes[0] = nil

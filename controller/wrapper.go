@@ -37,7 +37,11 @@ func (c *Controller) Activate(log Log, s Settings) {
 	c.op.Lock()
 	defer c.unlock()
 	c.clock = s.Now
-	c.core = NewCore(c, lockedLog{log, c}, s)
+	var locked Log = lockedLog{log, c}
+	if k, ok := log.(KRaftLog); ok {
+		locked = lockedKRaftLog{lockedLog{log, c}, k}
+	}
+	c.core = NewCore(c, locked, s)
 }
 
 // lockedLog hands the core's callbacks to the log as notifications, so
@@ -53,6 +57,20 @@ func (l lockedLog) Propose(epoch int32, records []metadata.Record, stamp func(in
 		notifyStamp = func(first int64) { l.c.notify(func() { stamp(first) }) }
 	}
 	return l.Log.Propose(epoch, records, notifyStamp, func(first int64, err error) {
+		l.c.notify(func() { done(first, err) })
+	})
+}
+
+// lockedKRaftLog is lockedLog over a log that can change kraft.version.
+type lockedKRaftLog struct {
+	lockedLog
+	k KRaftLog
+}
+
+func (l lockedKRaftLog) KRaftVersion() int16 { return l.k.KRaftVersion() }
+
+func (l lockedKRaftLog) ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(int64, error)) error {
+	return l.k.ProposeKRaftUpgrade(epoch, version, validateOnly, records, func(first int64, err error) {
 		l.c.notify(func() { done(first, err) })
 	})
 }

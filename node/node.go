@@ -39,6 +39,9 @@ type Config struct {
 	// endpoint without a name is on the controller listener. A node
 	// formatted --no-initial-controllers starts from them as an observer.
 	BootstrapServers []quorum.Endpoint
+	// AutoJoin is controller.quorum.auto.join.enable: as an observer of a
+	// dynamic quorum the node asks its leader to add it as a voter.
+	AutoJoin bool
 
 	ElectionTimeoutMs, FetchTimeoutMs, ElectionBackoffMaxMs int64
 	RequestTimeoutMs, RetryBackoffMs, IdleIntervalMs        int64
@@ -69,6 +72,18 @@ type Proposal struct {
 	// records are encoded (a broker epoch is its registration's offset).
 	Stamp func(firstOffset int64)
 	Done  func(firstOffset int64, err error)
+	// KRaftUpgrade, if set, has the leader upgrade kraft.version before it
+	// takes the records (quorum.Node.UpgradeKRaftVersion), so that their
+	// commit means the upgrade's has; a refusal is Done's error, a
+	// *quorum.KRaftUpgradeError. With ValidateOnly nothing is written:
+	// Done answers at once.
+	KRaftUpgrade *KRaftUpgrade
+}
+
+// KRaftUpgrade is the kraft.version a Proposal upgrades the quorum to.
+type KRaftUpgrade struct {
+	Version      int16
+	ValidateOnly bool
 }
 
 type commitWait struct {
@@ -139,6 +154,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		Voters:               cfg.Voters,
 		Endpoints:            cfg.Endpoints,
 		BootstrapServers:     cfg.BootstrapServers,
+		AutoJoin:             cfg.AutoJoin,
 		ElectionTimeoutMs:    cfg.ElectionTimeoutMs,
 		FetchTimeoutMs:       cfg.FetchTimeoutMs,
 		ElectionBackoffMaxMs: cfg.ElectionBackoffMaxMs,
@@ -298,6 +314,12 @@ func (n *Node) Propose(p *Proposal) {
 	if p.Epoch != 0 && (st.Role != quorum.RoleLeader || st.Epoch != p.Epoch) {
 		p.Done(-1, ErrNotController)
 		return
+	}
+	if u := p.KRaftUpgrade; u != nil {
+		if err := n.core.UpgradeKRaftVersion(st.Epoch, u.Version, u.ValidateOnly); err != nil || u.ValidateOnly || len(p.Records) == 0 {
+			p.Done(-1, err)
+			return
+		}
 	}
 	if p.Stamp != nil {
 		// On the leader the core appends at its log end; elsewhere Propose

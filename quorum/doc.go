@@ -136,6 +136,7 @@
 // snapshot.go; DescribeQuorum in describe_quorum.go; the pending log end
 // in log.go; the voter set, a state machine of the log's VotersRecord and
 // KRaftVersionRecord (applied as appended, taken from installed snapshots,
-// undone on truncation), in voters.go; wire formats in wire.go and
-// control.go.
+// undone on truncation), in voters.go; voter changes in reconfig.go; the
+// kraft.version upgrade in kraftversion.go; auto-join in autojoin.go; wire
+// formats in wire.go and control.go.
 package quorum

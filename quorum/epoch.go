@@ -377,6 +377,9 @@ func (n *Node) commonResponse(m Message, out outRequest) bool {
 			return false
 		}
 		return (resp.ErrorCode == errNone || resp.ErrorCode == errUnsupportedVersion) && n.sentInThisState(out)
+	case *kmsg.AddRaftVoterResponse, *kmsg.RemoveRaftVoterResponse:
+		// Only an observer joining by itself asks (autojoin.go).
+		return n.sentInThisState(out)
 	case *kmsg.ApiVersionsResponse:
 		// Only a leader adding a voter asks; the answer matters only to
 		// the leadership that asked.

@@ -116,8 +116,9 @@ func (n *Node) updateReplica(id int32, dir [16]byte, fetchOffset int64) {
 	if id < 0 || id == n.id {
 		return
 	}
-	if n.lead.progress.fetched(id, dir, fetchOffset, n.now) {
-		n.lead.progress.heardFrom(id, n.now)
+	voter := n.lead.progress.fetched(id, dir, fetchOffset, n.now)
+	n.lead.progress.heardFrom(id, voter, n.now)
+	if voter {
 		n.maybeAdvanceHighWatermark()
 	}
 }

@@ -1,7 +1,10 @@
 package quorum_test
 
 import (
+	"errors"
 	"fmt"
+	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node"
 	"strconv"
 	"strings"
 	"testing"
@@ -142,4 +145,40 @@ func (e *interactionEnv) printVoters(_ *testing.T, c testCmd) {
 		}
 		e.printf("n%d kraft.version=%d voter=%t voters=%s\n", id, st.KRaftVersion, st.IsVoter, strings.Join(parts, " "))
 	}
+}
+
+// upgradeKRaft asks a node to upgrade kraft.version, as the controller
+// does for kafka-features upgrade: a NoOp record proposed behind the
+// upgrade. It prints the refusal, or where the NoOp went and, once it
+// commits, that the upgrade did.
+// Example: upgrade-kraft 1 [version=1] [validate-only] [epoch=N]
+func (e *interactionEnv) upgradeKRaft(_ *testing.T, c testCmd) {
+	n := e.node(c)
+	u := &node.KRaftUpgrade{Version: int16(num(c, "version", 1)), ValidateOnly: c.has("validate-only")}
+	base, answered := int64(-1), false
+	p := &node.Proposal{
+		Records:      []metadata.Record{&metadata.NoOpRecord{}},
+		Epoch:        int32(num(c, "epoch", 0)),
+		KRaftUpgrade: u,
+		Stamp:        func(first int64) { base = first },
+		Done: func(first int64, err error) {
+			answered = true
+			var refused *quorum.KRaftUpgradeError
+			switch {
+			case errors.As(err, &refused):
+				e.printf("n%d refuses the upgrade err=%d (%s)\n", n.ID(), refused.Code, refused.Message)
+			case err != nil:
+				e.printf("n%d: %v\n", n.ID(), err)
+			case first < 0:
+				e.printf("n%d would upgrade\n", n.ID())
+			default:
+				e.printf("n%d upgrade committed (NoOp at %d)\n", n.ID(), first)
+			}
+		},
+	}
+	n.Runtime().Propose(p)
+	if !answered && base >= 0 {
+		e.printf("NoOp base=%d\n", base)
+	}
+	e.process()
 }

@@ -123,11 +123,12 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		"send":     e.send,
 		"describe": e.describe,
 		// Voter changes (interaction_reconfig_test.go).
-		"add-voter":    e.addVoter,
-		"remove-voter": e.removeVoter,
-		"update-voter": e.updateVoter,
-		"voters":       e.printVoters,
-		"reformat":     e.reformat,
+		"add-voter":     e.addVoter,
+		"remove-voter":  e.removeVoter,
+		"update-voter":  e.updateVoter,
+		"upgrade-kraft": e.upgradeKRaft,
+		"voters":        e.printVoters,
+		"reformat":      e.reformat,
 	}
 	h, ok := handlers[c.name]
 	if !ok {
@@ -141,7 +142,8 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 // with `dynamic` one formatted with --initial-controllers naming the
 // voters (observers are formatted with the same list, or with `bootstrap`
 // --no-initial-controllers, knowing the voters as bootstrap servers only).
-// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic] [bootstrap]
+// auto-join names the nodes started with controller.quorum.auto.join.enable.
+// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic] [bootstrap] [auto-join=(101)]
 func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 	n, _ := strconv.Atoi(c.args[0])
 	obs, _ := strconv.Atoi(c.arg("observers", "0"))
@@ -188,6 +190,9 @@ func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 				ep := endpointOf(int32(i))
 				cfg.BootstrapServers = append(cfg.BootstrapServers, quorum.Endpoint{Host: ep.Host, Port: ep.Port})
 			}
+		}
+		if slices.Contains(parseIDs(c.arg("auto-join", "")), id) {
+			cfg.Tune = func(nc *node.Config) { nc.AutoJoin = true }
 		}
 		h, err := nodetest.New(cfg)
 		if err != nil {
@@ -241,7 +246,7 @@ func (e *interactionEnv) run(t *testing.T, c testCmd) {
 	}
 	var keep []string
 	for _, l := range strings.Split(e.out.String(), "\n") {
-		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") || strings.Contains(l, " answers ") {
+		if strings.Contains(l, " became ") || strings.Contains(l, "error") || strings.Contains(l, "truncated") || strings.Contains(l, "installed") || strings.Contains(l, " answers ") || strings.Contains(l, "AddRaftVoter") || strings.Contains(l, "RemoveRaftVoter") {
 			keep = append(keep, l)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/node/nodetest"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage/batch"
 )
@@ -187,11 +188,19 @@ func describeMessage(m quorum.Message) string {
 	case *kmsg.UpdateRaftVoterRequest:
 		return fmt.Sprintf("%s UpdateRaftVoter epoch=%d voter=%d port=%d kraft=%d-%d", head, r.CurrentLeaderEpoch, r.VoterID,
 			r.Listeners[0].Port, r.KRaftVersionFeature.MinSupportedVersion, r.KRaftVersionFeature.MaxSupportedVersion)
+	case *kmsg.AddRaftVoterRequest:
+		return fmt.Sprintf("%s AddRaftVoter v%d voter=%d dir=%s ack=%t", head, r.Version, r.VoterID, dirName(r.VoterID, r.VoterDirectoryID), r.AckWhenCommitted)
+	case *kmsg.RemoveRaftVoterRequest:
+		return fmt.Sprintf("%s RemoveRaftVoter voter=%d dir=%s", head, r.VoterID, dirName(r.VoterID, r.VoterDirectoryID))
 	}
 	if m.Err != nil {
 		return fmt.Sprintf("%s failed: %v", head, m.Err)
 	}
 	switch r := m.Response.(type) {
+	case *kmsg.AddRaftVoterResponse:
+		return fmt.Sprintf("%s AddRaftVoterResponse err=%d", head, r.ErrorCode)
+	case *kmsg.RemoveRaftVoterResponse:
+		return fmt.Sprintf("%s RemoveRaftVoterResponse err=%d", head, r.ErrorCode)
 	case *kmsg.UpdateRaftVoterResponse:
 		return fmt.Sprintf("%s UpdateRaftVoterResponse err=%d leader=%d epoch=%d", head, r.ErrorCode, r.CurrentLeader.LeaderID, r.CurrentLeader.LeaderEpoch)
 	case *kmsg.ApiVersionsResponse:
@@ -248,4 +257,15 @@ func (e *interactionEnv) describeQuorum(r *kmsg.DescribeQuorumResponse) {
 	for _, n := range r.Nodes {
 		e.printf("  node %d %s:%d\n", n.NodeID, n.Listeners[0].Host, n.Listeners[0].Port)
 	}
+}
+
+// dirName names a directory id as voterKey reads it: N for the one node id
+// has after its N-th format (0 the first).
+func dirName(id int32, dir [16]byte) string {
+	for formats := 0; formats < 8; formats++ {
+		if nodetest.ReformattedDirectoryID(id, formats) == dir {
+			return strconv.Itoa(formats)
+		}
+	}
+	return fmt.Sprintf("%x", dir)
 }

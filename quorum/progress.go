@@ -201,16 +201,25 @@ func (p *progressTracker) selfDurable(leo, now int64) bool {
 }
 
 // heardFrom pushes the check-quorum deadline back once a majority of the
-// voters (the leader counts itself) fetched since it was last pushed.
-func (p *progressTracker) heardFrom(voter int32, now int64) {
-	if !slices.Contains(p.voters, voter) || voter == p.self {
-		return
-	}
-	p.fetchedVoters[voter] = true
+// voters (the leader counts itself) fetched since it was last pushed;
+// isVoter says the fetch came from the replica the set names. A leader that
+// is a majority by itself pushes it on any replica's fetch, as Apache's
+// does (LeaderState.updateCheckQuorumForFollowingVoter needs no fetcher
+// then): otherwise the deadline it set when elected would be long past
+// when a second voter is added, and it would resign at once.
+func (p *progressTracker) heardFrom(voter int32, isVoter bool, now int64) {
 	need := majority(len(p.voters))
 	if p.selfVoter {
 		need--
 	}
+	if need <= 0 {
+		p.checkQuorumAt = now + p.checkQuorumMs
+		return
+	}
+	if !isVoter || voter == p.self {
+		return
+	}
+	p.fetchedVoters[voter] = true
 	if len(p.fetchedVoters) >= need {
 		clear(p.fetchedVoters)
 		p.checkQuorumAt = now + p.checkQuorumMs

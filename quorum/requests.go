@@ -140,10 +140,10 @@ func (n *Node) expireRequests() {
 // backed off, except when a follower's fetch lost its connection to the
 // leader and should try a new one at once (noteLeaderGone).
 func (n *Node) handleFailure(out outRequest, err error) {
-	if out.key == keyUpdateVoter {
+	if out.key == keyUpdateVoter || out.key == keyAddVoter || out.key == keyRemoveVoter {
 		// A leader that does not serve UpdateRaftVoter (an older
-		// kraftd) must not hold up the fetches behind it; the next
-		// period asks again.
+		// kraftd), or is slow to add a voter, must not hold up the
+		// fetches behind it; the next period asks again.
 		return
 	}
 	if out.key == keyApiVersions && n.lead != nil && n.sentInThisState(out) {

@@ -145,6 +145,12 @@ func (n *Node) becomeLeader() {
 		beginQuorumAt: n.now,
 		lastAppendMs:  n.now,
 	}
+	if n.control.kraftVersion() < 1 {
+		// What a kraft.version upgrade would write: the static set with
+		// this leader's own entry as it is, and every other voter's as its
+		// UpdateRaftVoter gives it (kraftversion.go).
+		n.lead.volatileVoters = n.voterSet.with(n.localVoter())
+	}
 	n.appendBatches(n.startOfEpochBatch(granting))
 }
 

@@ -49,7 +49,7 @@ func (n *Node) serveFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSna
 		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errPositionOutOfRange)
 		return resp
 	}
-	n.lead.progress.heardFrom(req.ReplicaID, n.now)
+	n.lead.progress.heardFrom(req.ReplicaID, slices.Contains(n.voters, req.ReplicaID), n.now)
 	resp, rp := n.fetchSnapshotResponse(req.Version, errNone, errNone)
 	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.EndOffset, id.Epoch
 	rp.Size, rp.Position, rp.Bytes = size, p.Position, data

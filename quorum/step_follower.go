@@ -33,6 +33,10 @@ func stepFollower(n *Node, m Message, out outRequest) {
 		n.takeFetch(m.From, body)
 	case *kmsg.FetchSnapshotResponse:
 		n.takeSnapshotChunk(m.From, body)
+	case *kmsg.AddRaftVoterResponse:
+		n.autoJoinAnswered(m.From, body.ErrorCode, errDuplicateVoter)
+	case *kmsg.RemoveRaftVoterResponse:
+		n.autoJoinAnswered(m.From, body.ErrorCode, errVoterNotFound)
 	case *kmsg.UpdateRaftVoterResponse:
 		if m.From == n.leaderID {
 			// The leader took the listeners (or cannot take any): as
@@ -65,6 +69,8 @@ func tickFollower(n *Node) {
 func pollFollower(n *Node) {
 	if n.isVoter {
 		n.maybeSendUpdateVoter()
+	} else {
+		n.maybeAutoJoin()
 	}
 	if n.isVoter || n.now < n.fetchDeadline {
 		n.maybeSendFetch(n.leaderID)

@@ -228,6 +228,9 @@ type Config struct {
 	// --no-initial-controllers) starts from them alone, as an observer.
 	// The core addresses them as peers BootstrapID(0), BootstrapID(1), …
 	BootstrapServers []Endpoint
+	// AutoJoin is controller.quorum.auto.join.enable (Apache 4.2+): an
+	// observer of a dynamic quorum makes itself a voter (autojoin.go).
+	AutoJoin bool
 
 	ElectionTimeoutMs    int64 // 1000
 	FetchTimeoutMs       int64 // 2000

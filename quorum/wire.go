@@ -15,6 +15,7 @@ const (
 	errUnsupportedVersion    int16 = 35
 	errInvalidRequest        int16 = 42
 	errFencedLeaderEpoch     int16 = 74
+	errInvalidUpdateVersion  int16 = 95
 	errUnknownLeaderEpoch    int16 = 75
 	errSnapshotNotFound      int16 = 98
 	errPositionOutOfRange    int16 = 99
@@ -40,7 +41,7 @@ const (
 
 var newestVersion = map[int16]int16{
 	keyFetch: 18, keyVote: 2, keyBeginQuorum: 1, keyEndQuorum: 1,
-	keyFetchSnapshot: 1, keyDescribeQuorum: 2,
+	keyFetchSnapshot: 1, keyDescribeQuorum: 2, keyAddVoter: 1,
 }
 
 // version is the version to send key at to peer: the newest we speak,

@@ -40,6 +40,7 @@ type Config struct {
 	NodeID                 int32
 	Voters                 []Voter  // controller.quorum.voters (static quorum)
 	BootstrapServers       []string // controller.quorum.bootstrap.servers (dynamic quorum)
+	AutoJoin               bool     // controller.quorum.auto.join.enable
 	Listeners              []Endpoint
 	AdvertisedListeners    []Endpoint // falls back to Listeners
 	ControllerListenerName []string
@@ -275,6 +276,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 
 	c.NumPartitions = int32(p.int64("num.partitions", 1, 1))
 	c.DefaultReplicationFactor = int16(p.int64("default.replication.factor", 1, 1))
+	c.AutoJoin = p.bool("controller.quorum.auto.join.enable", false)
 	c.UncleanLeaderElection = p.bool("unclean.leader.election.enable", false)
 	c.AutoLeaderRebalance = p.bool("auto.leader.rebalance.enable", true)
 	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))

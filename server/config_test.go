@@ -88,3 +88,21 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+// controller.quorum.auto.join.enable is read (off by default), not left
+// among the unknown keys.
+func TestParseConfigAutoJoin(t *testing.T) {
+	p := baseProps()
+	if c, err := ParseConfig(p); err != nil || c.AutoJoin {
+		t.Fatalf("default: %v, auto-join %v", err, c != nil && c.AutoJoin)
+	}
+	p["controller.quorum.auto.join.enable"] = "true"
+	c, err := ParseConfig(p)
+	if err != nil || !c.AutoJoin || len(c.Unknown) != 0 {
+		t.Fatalf("%v, %+v", err, c)
+	}
+	p["controller.quorum.auto.join.enable"] = "maybe"
+	if _, err := ParseConfig(p); err == nil {
+		t.Fatal("auto-join=maybe parsed")
+	}
+}

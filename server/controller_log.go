@@ -53,8 +53,28 @@ func newNodeQuorum(n *Node) *nodeQuorum {
 
 // Propose implements controller.Log; it returns at once.
 func (q *nodeQuorum) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
+	return q.propose(epoch, records, nil, stamp, done)
+}
+
+// KRaftVersion implements controller.KRaftLog.
+func (q *nodeQuorum) KRaftVersion() int16 { return q.n.Status().KRaftVersion }
+
+// ProposeKRaftUpgrade implements controller.KRaftLog: the node loop asks
+// the quorum core to upgrade before it takes the records.
+func (q *nodeQuorum) ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(int64, error)) error {
+	u := &node.KRaftUpgrade{Version: version, ValidateOnly: validateOnly}
+	return q.propose(epoch, records, u, nil, func(first int64, err error) {
+		var refused *quorum.KRaftUpgradeError
+		if errors.As(err, &refused) {
+			err = &controller.KRaftRefusal{Err: &controller.Error{Code: refused.Code, Message: refused.Message}}
+		}
+		done(first, err)
+	})
+}
+
+func (q *nodeQuorum) propose(epoch int32, records []metadata.Record, upgrade *node.KRaftUpgrade, stamp func(int64), done func(int64, error)) error {
 	o := &outgoing{stamp: stamp, done: done}
-	o.p = &node.Proposal{Records: records, Epoch: epoch, Done: func(first int64, err error) {
+	o.p = &node.Proposal{Records: records, Epoch: epoch, KRaftUpgrade: upgrade, Done: func(first int64, err error) {
 		q.report(report{o: o, settled: true, first: first, err: err})
 	}}
 	if stamp != nil {

@@ -112,6 +112,7 @@ func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logge
 		Voters:               cfg.StaticVoters(),
 		Endpoints:            own,
 		BootstrapServers:     bootstrap,
+		AutoJoin:             cfg.AutoJoin,
 		ElectionTimeoutMs:    int64(cfg.ElectionTimeoutMs),
 		FetchTimeoutMs:       int64(cfg.FetchTimeoutMs),
 		ElectionBackoffMaxMs: int64(cfg.ElectionBackoffMaxMs),

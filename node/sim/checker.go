@@ -12,6 +12,7 @@ import (
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/node/nodetest"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage/batch"
 )
@@ -37,6 +38,10 @@ import (
 //   - the cluster: a broker's registrations answer ever larger epochs, no
 //     two committed images name different leaders for one leader epoch of a
 //     partition, and the admin's topic history is linearizable (history.go);
+//   - majorities: every advance of a leader's high watermark is held by a
+//     majority of the voter set in force, each voter counted only by the
+//     replica (directory) the set names, so a removed voter, or the old
+//     replica of one formatted anew, never counts toward it;
 //   - monotonicity: epochs never go backward on a node, and a node's high
 //     watermark never goes backward within one incarnation.
 type checker struct {
@@ -51,14 +56,21 @@ type checker struct {
 	// partition's leader epoch.
 	partitionLeaders map[partitionEpoch]int32
 	acks             []ack
-	maxHW            int64
-	maxHWChain       uint64
-	livenessFrom     int64
+	// wiped is what each replica held when its disk was replaced.
+	wiped        map[replicaKey]map[int64]heldBatch
+	maxHW        int64
+	maxHWChain   uint64
+	livenessFrom int64
 }
 
 type partitionEpoch struct {
 	topic [16]byte
 	epoch int32
+}
+
+type replicaKey struct {
+	id  int32
+	dir [16]byte
 }
 
 type batchKey struct {
@@ -74,12 +86,15 @@ type ack struct {
 
 // nodeView is the checker's picture of one node's disk and image.
 type nodeView struct {
-	held    map[int64]heldBatch // by the offset after the batch
-	lastHW  int64               // this incarnation
-	applied int64               // the image holds every record below this
-	role    quorum.Role
-	epoch   int32
-	lastAck int64
+	held   map[int64]heldBatch // by the offset after the batch
+	lastHW int64               // this incarnation
+	// backedHW is the highest high watermark commitBacked checked as
+	// leader, this incarnation.
+	backedHW int64
+	applied  int64 // the image holds every record below this
+	role     quorum.Role
+	epoch    int32
+	lastAck  int64
 	// voters is the voter set the node last acted on (kept while it is
 	// down, for the simulator's reformat rule).
 	voters quorum.VoterSet
@@ -94,7 +109,7 @@ func newChecker(s *Sim) *checker {
 	return &checker{
 		s: s, leaders: map[int32]int32{}, votes: map[[3]int32]int32{}, durableEpoch: map[int32]int32{},
 		registry: map[batchKey]uint64{}, committed: map[int64]uint64{}, hashes: map[int64][32]byte{}, maxHW: -1,
-		partitionLeaders: map[partitionEpoch]int32{},
+		partitionLeaders: map[partitionEpoch]int32{}, wiped: map[replicaKey]map[int64]heldBatch{},
 	}
 }
 
@@ -153,7 +168,7 @@ func (c *checker) restarting(n *simNode) error {
 		return fmt.Errorf("n%d quorum-state epoch went back from %d to %d over a crash", n.id, c.durableEpoch[n.id], hs.LeaderEpoch)
 	}
 	old := n.view.held
-	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, lastAck: -1}
+	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, backedHW: -1, lastAck: -1}
 	log := n.disk.Log
 	start := log.StartOffset()
 	if id, ok := log.LatestSnapshot(); ok && id.EndOffset >= start {
@@ -203,7 +218,10 @@ func (c *checker) restarting(n *simNode) error {
 // starts from nothing, under a new directory id.
 func (c *checker) reformatted(n *simNode) {
 	delete(c.durableEpoch, n.id)
-	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, lastAck: -1, voters: n.view.voters}
+	// The leader may still count what the old replica acknowledged before
+	// its disk was wiped: that loss is outside what the quorum can see.
+	c.wiped[replicaKey{n.id, nodetest.ReformattedDirectoryID(n.id, n.formats-1)}] = n.view.held
+	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, backedHW: -1, lastAck: -1, voters: n.view.voters}
 }
 
 // started checks a node that just came up.
@@ -354,9 +372,65 @@ func (c *checker) afterProcess(n *simNode) error {
 		if err := oneUncommittedVoterChange(n, st); err != nil {
 			return err
 		}
+		if err := c.commitBacked(n, st); err != nil {
+			return err
+		}
 	}
 	n.view.role, n.view.epoch, n.view.voters = st.Role, st.Epoch, st.Voters
 	return c.highWatermark(n, st.HighWatermark)
+}
+
+// commitBacked checks that a leader's advanced high watermark (past the
+// one it had when elected) is held by a majority of its voter set: the one in force after this step or, since a
+// VotersRecord appended in the same step changes the set after the advance
+// it made, the one before it.
+func (c *checker) commitBacked(n *simNode, st quorum.Status) error {
+	hw := st.HighWatermark
+	if n.view.role != quorum.RoleLeader {
+		// What it learned as a follower was committed by the leader
+		// before, whose majority may have gone since (a voter formatted
+		// anew); only its own advances are this leader's.
+		n.view.backedHW = hw
+		return nil
+	}
+	if hw <= n.view.backedHW || hw <= 0 || hw < n.disk.Log.StartOffset() {
+		return nil
+	}
+	n.view.backedHW = hw
+	ch, ok := c.chainAt(n, hw)
+	if !ok {
+		return nil // highWatermark reports it
+	}
+	for _, set := range []quorum.VoterSet{st.Voters, n.view.voters} {
+		if c.majorityHolds(set, hw, ch) {
+			return nil
+		}
+	}
+	return fmt.Errorf("n%d, leader of epoch %d, advanced its high watermark to %d, which no majority of voters %v holds", n.id, st.Epoch, hw, st.Voters.IDs())
+}
+
+// majorityHolds reports whether a majority of set holds the history ending
+// at offset with chain ch. A voter counts only through the replica the set
+// names (if that replica's disk was since replaced, by what it held then);
+// a node that is down counts only by what the checker saw it hold.
+func (c *checker) majorityHolds(set quorum.VoterSet, offset int64, ch uint64) bool {
+	held := 0
+	for _, v := range set {
+		m := c.s.byID[v.ID]
+		if m == nil {
+			continue
+		}
+		if v.DirectoryID != [16]byte{} && m.dir() != v.DirectoryID {
+			if b, ok := c.wiped[replicaKey{v.ID, v.DirectoryID}][offset]; ok && b.chain == ch {
+				held++
+			}
+			continue
+		}
+		if got, ok := c.chainAt(m, offset); (ok && got == ch) || (m.up && c.holds(m, offset, ch)) {
+			held++
+		}
+	}
+	return len(set) > 0 && held >= len(set)/2+1
 }
 
 func (c *checker) highWatermark(n *simNode, hw int64) error {

@@ -92,6 +92,7 @@ func (s *Sim) start(n *simNode) error {
 		Voters:           static,
 		Endpoints:        []quorum.Endpoint{endpoint(n.id)},
 		RequestTimeoutMs: 800,
+		AutoJoin:         s.faults.AutoJoin,
 		Snapshots:        node.SnapshotPolicy{MaxBytes: s.faults.SnapshotBytes, RetentionBytes: s.faults.RetentionBytes, RetentionMs: -1},
 		Broken:           s.opts.Broken,
 	}

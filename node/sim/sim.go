@@ -66,6 +66,10 @@ type Faults struct {
 	// ReformatProb is, per down node per step in a dynamic quorum, the
 	// chance its disk is replaced and formatted again (a new directory id).
 	ReformatProb float64
+	// AutoJoin turns controller.quorum.auto.join.enable on at every node
+	// of a dynamic quorum: observers add themselves, and a node formatted
+	// anew removes its old replica first.
+	AutoJoin bool
 }
 
 // Options configure one run.
@@ -122,6 +126,7 @@ func DrawFaults(r *rand.Rand) Faults {
 	// Drawn last, so the knobs above stay what they were for each seed.
 	if r.IntN(2) == 0 && f.OldPeer < 0 {
 		f.Dynamic, f.ReconfigProb, f.ReformatProb = true, r.Float64()*0.02, r.Float64()*0.01
+		f.AutoJoin = r.IntN(3) == 0
 	}
 	return f
 }
@@ -159,6 +164,7 @@ type Stats struct {
 	AlterPartitions                    int64 // ISR changes answered without error
 	TopicOps, TopicOpsOK, TopicUnknown int64 // admin operations, answered ok, of unknown outcome
 	VoterChanges, VoterChangesOK       int64 // AddRaftVoter and RemoveRaftVoter asked, answered ok
+	AutoJoins                          int64 // AddRaftVoter and RemoveRaftVoter an auto-joining node sent itself
 }
 
 // Add sums two counts.
@@ -394,6 +400,9 @@ func (s *Sim) step() error {
 }
 
 func (s *Sim) sendRequest(from *simNode, to int32, reqID uint64, req kmsg.Request) {
+	if k := req.Key(); k == 80 || k == 81 {
+		s.stats.AutoJoins++ // only auto-join sends these from node to node
+	}
 	m := quorum.Message{From: from.id, To: to, ReqID: reqID, Request: req}
 	if s.net.send(s.now, m) {
 		if s.rand.Float64() < s.faults.UnreachableProb {
