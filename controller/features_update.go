@@ -24,7 +24,8 @@ const (
 // none is applied and the first error answers for all. The new level must be
 // inside kraftd's supported range and inside the range every registered
 // broker and controller supports; a lower level needs a downgrade type;
-// metadata.version never goes down (a downgrade could drop metadata).
+// metadata.version goes down only across levels that changed no record
+// (Apache's safe downgrade; it has no unsafe one).
 func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, answer func(*kmsg.UpdateFeaturesResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
 	var failure *Error
@@ -104,11 +105,14 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 	case level > current && typ != upgradeUpgrade:
 		return nil, invalid("Can't downgrade to a newer version.")
 	}
-	if name == MetadataVersionFeature && level < current {
+	if name == MetadataVersionFeature && level < current && MetadataChangedBetween(level, current) {
+		// Apache 4.4's words (FeatureControlManager.updateMetadataVersion);
+		// a downgrade across levels that changed no record is let through.
+		refusal := "Refusing to perform the requested downgrade because it might delete metadata information."
 		if typ == upgradeUnsafeDowngrade {
-			return nil, invalid("Unsafe metadata.version downgrades are not supported.")
+			refusal = "Unsafe metadata downgrade is not supported in this version."
 		}
-		return nil, invalid("Refusing to perform the requested downgrade because it might delete metadata information.")
+		return nil, apiErr(kerr.InvalidUpdateVersion.Code, "Unsupported metadata.version downgrade from %d to %d. %s", current, level, refusal)
 	}
 	if name == KRaftVersionFeature && level != current {
 		return nil, invalid("kraftd does not change kraft.version yet.")
