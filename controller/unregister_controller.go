@@ -32,5 +32,7 @@ func (c *Core) UnregisterController(now time.Time, id int32, isVoter func(int32)
 
 // UnregisterController: see Core.UnregisterController.
 func (c *Controller) UnregisterController(ctx context.Context, id int32, isVoter func(int32) bool) error {
-	return awaitErr(ctx, c, func(core *Core, now time.Time, answer func(error)) { core.UnregisterController(now, id, isVoter, answer) })
+	return awaitErr(ctx, c, func(core *Core, now time.Time, answer func(error)) {
+		core.UnregisterController(now, id, isVoter, answer)
+	})
 }
