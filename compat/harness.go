@@ -18,6 +18,11 @@ import (
 // pins the same list.
 var Versions = []string{"4.1.2", "4.4.0"}
 
+// Lines are the newest patch of every Apache Kafka release line in use that
+// the registry serves, oldest first: the smoke set runs against each.
+// scripts/fetch-kafka.sh pins the same list.
+var Lines = []string{"3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0"}
+
 // CacheEnv names the environment variable that points at the directory where
 // scripts/fetch-kafka.sh (`make kafka`) put the Apache Kafka jars.
 const CacheEnv = "KRAFTD_KAFKA_CACHE"

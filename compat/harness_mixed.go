@@ -97,13 +97,53 @@ type MixedOptions struct {
 	KraftdProps map[string]string
 	// KraftdRace runs the kraftd members from the race-detector build.
 	KraftdRace bool
+	// ReleaseVersion is the metadata.version every member is formatted
+	// with: MixedReleaseVersion when empty, or ApacheDefaultRelease for the
+	// level Apache's storage tool of Version picks by itself (no
+	// --release-version; kraftd is formatted at that release's newest
+	// level, which is Apache's default).
+	ReleaseVersion string
+}
+
+// ApacheDefaultRelease asks NewMixedStaticQuorum to format at the default
+// metadata.version of the Apache release (4.4.0: 4.4-IV2).
+const ApacheDefaultRelease = "apache-default"
+
+// ReleaseLine is the release line ("4.4") of an Apache version ("4.4.0"),
+// which kraftd format --release-version takes as that line's newest level.
+func ReleaseLine(version string) string {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return version
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// formatArgs are the --release-version arguments of each tool for opts.
+func (o MixedOptions) formatArgs() (apache, kraftd []string) {
+	switch o.ReleaseVersion {
+	case "":
+		return []string{"--release-version", MixedReleaseVersion}, []string{"--release-version", MixedReleaseVersion}
+	case ApacheDefaultRelease:
+		return nil, []string{"--release-version", ReleaseLine(o.Version)}
+	}
+	return []string{"--release-version", o.ReleaseVersion}, []string{"--release-version", o.ReleaseVersion}
+}
+
+// MixedVoters is the controller.quorum.voters value of the members.
+func MixedVoters(members []*MixedMember) string {
+	out := make([]string, len(members))
+	for i, m := range members {
+		out[i] = fmt.Sprintf("%d@%s", m.ID, m.Addr())
+	}
+	return strings.Join(out, ",")
 }
 
 // NewMixedStaticQuorum writes the configurations of a static quorum
 // (controller.quorum.voters, kraft.version 0) whose members are kraftd or
 // Apache controllers as opts.Kinds says, and formats each with its own tool
 // (kafka-storage format, kraftd format) under one cluster id at
-// MixedReleaseVersion. Nothing is started.
+// opts.ReleaseVersion. Nothing is started.
 func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, string) {
 	t.Helper()
 	ports := FreePorts(t, len(opts.Kinds))
@@ -112,6 +152,7 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 		voters[i] = fmt.Sprintf("%d@%s", i+1, Addr(p))
 	}
 	clusterID := NewUUID()
+	apacheFormat, kraftdFormat := opts.formatArgs()
 	members := make([]*MixedMember, len(opts.Kinds))
 	for i, kind := range opts.Kinds {
 		m := &MixedMember{ID: int32(i + 1), Kind: kind, Port: ports[i], t: t, race: opts.KraftdRace}
@@ -126,13 +167,13 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 			}
 			m.Apache = NewApacheController(t, ApacheOptions{Version: opts.Version, NodeID: i + 1, Port: ports[i], Voters: props["controller.quorum.voters"], Props: props})
 			m.Dir = m.Apache.Dir
-			m.Apache.Format(t, clusterID, "--release-version", MixedReleaseVersion)
+			m.Apache.Format(t, clusterID, apacheFormat...)
 		case KindKraftd:
 			m.Dir = filepath.Join(t.TempDir(), "metadata")
 			extra := maps.Clone(props)
 			maps.Copy(extra, opts.KraftdProps)
 			m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, extra)
-			KraftdFormat(t, m.ID, m.conf, clusterID, "--release-version", MixedReleaseVersion)
+			KraftdFormat(t, m.ID, m.conf, clusterID, kraftdFormat...)
 		default:
 			t.Fatalf("compat: unknown member kind %q", kind)
 		}
