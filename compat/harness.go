@@ -13,9 +13,8 @@ import (
 	"testing"
 )
 
-// Versions are the Apache Kafka releases the interop tests run against: the
-// 4.1.x line and the newest 4.x that the registry serves. scripts/fetch-kafka.sh
-// pins the same list.
+// Versions are the Apache Kafka releases the full scenario set runs against:
+// the 4.1.x line and the newest 4.x that the registry serves.
 var Versions = []string{"4.1.2", "4.4.0"}
 
 // Lines are the newest patch of every Apache Kafka release line in use that

@@ -23,9 +23,11 @@ const (
 )
 
 // MixedReleaseVersion is the metadata.version every member of a mixed quorum
-// is formatted with: the newest level kraftd serves (4.1-IV1). A quorum runs
-// at a level all its members support, so an Apache 4.4 node must not
-// bootstrap 4.4's newer default.
+// is formatted with unless MixedOptions says otherwise: the newest level
+// Apache 4.1 serves (4.1-IV1). A quorum runs at a level all its members
+// support, so the full scenario set, which runs against 4.1.2 and 4.4.0,
+// formats both at 4.1-IV1 (TestReleaseLineSmoke runs each line at its own
+// default).
 const MixedReleaseVersion = "4.1-IV1"
 
 // MixedMember is one controller of a quorum that mixes kraftd and Apache
@@ -343,11 +345,11 @@ func KraftdDumpLog(t testing.TB, files ...string) string {
 }
 
 // DumpLogMain is kafka-dump-log's main class in an Apache version: it was
-// kafka.tools.DumpLogSegments (Scala, in the core jar) up to 4.1 and moved
+// kafka.tools.DumpLogSegments (Scala, in the core jar) from 3.x to 4.1 and moved
 // to org.apache.kafka.tools.DumpLogSegments in kafka-tools later (4.4.0 has
 // only the latter, 4.1.2 only the former).
 func DumpLogMain(version string) string {
-	if strings.HasPrefix(version, "4.1.") || strings.HasPrefix(version, "4.0.") {
+	if strings.HasPrefix(version, "4.1.") || strings.HasPrefix(version, "4.0.") || strings.HasPrefix(version, "3.") {
 		return "kafka.tools.DumpLogSegments"
 	}
 	return MainDumpLog

@@ -8,30 +8,46 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-// defaultLevelLines are the Apache lines whose storage tool formats a
-// metadata.version above 4.1-IV1 by default, with the level it picks
-// (Apache's MetadataVersion.LATEST_PRODUCTION of that release).
-var defaultLevelLines = map[string]int16{"4.2.2": 29, "4.3.1": 30, "4.4.0": 33}
+// defaultLevels is the metadata.version each Apache line's storage tool
+// formats by default (its MetadataVersion.LATEST_PRODUCTION).
+var defaultLevels = map[string]int16{"3.9.2": 21, "4.0.2": 25, "4.1.2": 27, "4.2.2": 29, "4.3.1": 30, "4.4.0": 33}
 
-// A cluster formatted by Apache 4.2, 4.3 and 4.4 at its own default
-// metadata.version (4.2-IV1, 4.3-IV0, 4.4-IV2, with share.version and
-// streams.version at their defaults) takes a kraftd controller: two Apache
-// controllers and one kraftd in a static quorum agree on the finalized
-// levels, an Apache broker of the same release registers and serves
-// produce and consume, and the lead passes from Apache to kraftd and back
-// (SIGKILL of the leader) while nothing acknowledged is lost.
-func TestApacheDefaultLevelTakesKraftd(t *testing.T) {
-	for _, v := range []string{"4.2.2", "4.3.1", "4.4.0"} {
+// smokeLines are the lines the smoke set runs for: every one of Lines but
+// 4.1.x, whose default level (4.1-IV1) the full scenario set runs at.
+func smokeLines() []string {
+	var out []string
+	for _, v := range Lines {
+		if ReleaseLine(v) != "4.1" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// The smoke set of one Apache release line, on one cluster: two Apache
+// controllers of that line and one kraftd in a static quorum, formatted by
+// each tool at the line's own default metadata.version (3.9-IV0, 4.0-IV3,
+// 4.2-IV1, 4.3-IV0, 4.4-IV2, with every other feature at Apache's default),
+// agree on the finalized levels; an Apache broker of the line registers
+// and serves produce and consume; the lead passes from Apache to kraftd
+// (which then serves the broker and creates a topic) and back, by SIGKILL,
+// while nothing acknowledged is lost; kafka-metadata-quorum and
+// kafka-features of the line describe the quorum through kraftd; and both
+// dump tools read the logs. For 4.2, 4.3 and 4.4 this is also the proof
+// that a cluster formatted at their default level takes a kraftd
+// controller.
+func TestReleaseLineSmoke(t *testing.T) {
+	for _, v := range smokeLines() {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			KafkaCache(t, v)
 			ReserveJVMs(t, 3) // two Apache controllers, one broker
-			runDefaultLevelQuorum(t, v, defaultLevelLines[v])
+			runReleaseLineSmoke(t, v, defaultLevels[v])
 		})
 	}
 }
 
-func runDefaultLevelQuorum(t *testing.T, v string, wantMV int16) {
+func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 	at := stamp(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindApache, KindApache, KindKraftd},
 		ReleaseVersion: ApacheDefaultRelease})
@@ -78,6 +94,15 @@ func runDefaultLevelQuorum(t *testing.T, v string, wantMV int16) {
 	brokers.WaitUnfenced(t, brokers.IDs()...)
 	checkSameFinalized(t, members, wantMV)
 	at(fmt.Sprintf("handovers %v; %d acknowledged records all read back", handovers, n))
+	kraftd := firstOfKind(members, KindKraftd)
+	checkMetadataQuorumTool(t, v, kraftd, clusterID, members)
+	checkFeaturesTool(t, v, kraftd, wantMV)
+	at("kafka-metadata-quorum and kafka-features through kraftd")
+	final := WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
+	StopMixed(members...)
+	checkSameCommittedBatches(t, members, final.HighWatermark)
+	checkDumpTools(t, v, members)
+	at("stopped; committed logs identical and dumped")
 	for _, m := range members {
 		out := m.Proc().Output()
 		if m.Kind == KindKraftd {
@@ -120,4 +145,21 @@ func checkSameFinalized(t *testing.T, members []*MixedMember, wantMV int16) {
 		return nil
 	})
 	t.Logf("finalized on every member: %s", seen)
+}
+
+// checkFeaturesTool runs kafka-features describe of version through via:
+// metadata.version is finalized at wantMV by its release name. (The tool
+// asks whichever controller it reaches first for the supported ranges, so
+// they are not checked here.)
+func checkFeaturesTool(t *testing.T, version string, via *MixedMember, wantMV int16) {
+	t.Helper()
+	out, err := Features(t, version, "--bootstrap-controller", via.Addr(), "describe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("kafka-features %s --bootstrap-controller %s describe:\n%s", version, via, out)
+	name := regexp.QuoteMeta(controller.MetadataVersionName(wantMV))
+	if !regexp.MustCompile(`Feature: metadata.version\s+SupportedMinVersion: \S+\s+SupportedMaxVersion: \S+\s+FinalizedVersionLevel: ` + name + `\b`).MatchString(out) {
+		t.Errorf("kafka-features describe through %s does not show metadata.version finalized at %s", via, controller.MetadataVersionName(wantMV))
+	}
 }
