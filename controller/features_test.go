@@ -3,6 +3,8 @@ package controller
 import (
 	"maps"
 	"testing"
+
+	"github.com/kraftd/kraftd/metadata"
 )
 
 // Every level Apache 4.4 ships as production is known by its name, and a
@@ -63,5 +65,29 @@ func TestMetadataChangedBetween(t *testing.T) {
 		if got := MetadataChangedBetween(tc.low, tc.high); got != tc.changed {
 			t.Errorf("%s down to %s: changed=%v, want %v", MetadataVersionName(tc.high), MetadataVersionName(tc.low), got, tc.changed)
 		}
+	}
+}
+
+// With eligible.leader.replicas.version on in the bootstrap records, the
+// first leader also writes a cluster-wide min.insync.replicas (Apache's
+// ActivationRecordsGenerator, 4.0 and later), inside the bootstrap
+// transaction; without ELR it does not.
+func TestActivationRecordsWithELR(t *testing.T) {
+	mvRec := func(level int16) *metadata.FeatureLevelRecord {
+		return &metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: level}
+	}
+	withELR := New(1, []metadata.Record{mvRec(27), &metadata.FeatureLevelRecord{Name: ELRFeature, FeatureLevel: 1}}).ActivationRecords()
+	if len(withELR) != 5 {
+		t.Fatalf("with ELR: %d records %v", len(withELR), withELR)
+	}
+	cfg, ok := withELR[3].(*metadata.ConfigRecord)
+	if !ok || cfg.ResourceType != 4 || cfg.ResourceName != "" || cfg.Name != "min.insync.replicas" || cfg.Value == nil || *cfg.Value != "1" {
+		t.Fatalf("with ELR, record 3 is %#v", withELR[3])
+	}
+	if _, ok := withELR[4].(*metadata.EndTransactionRecord); !ok {
+		t.Fatalf("with ELR, the transaction does not end last: %#v", withELR[4])
+	}
+	if without := New(1, []metadata.Record{mvRec(25)}).ActivationRecords(); len(without) != 3 {
+		t.Fatalf("without ELR: %v", without)
 	}
 }
