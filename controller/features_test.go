@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"context"
 	"maps"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/metadata"
 )
@@ -89,5 +92,33 @@ func TestActivationRecordsWithELR(t *testing.T) {
 	}
 	if without := New(1, []metadata.Record{mvRec(25)}).ActivationRecords(); len(without) != 3 {
 		t.Fatalf("without ELR: %v", without)
+	}
+}
+
+// UpdateFeatures refuses with Apache's words: the node that lacks the
+// level is named, this controller first, then brokers, then controllers.
+func TestUpdateFeaturesRefusalWords(t *testing.T) {
+	c, q, _ := newTestController(t, 27)
+	register(t, c, q, 1) // supports metadata.version 7-27 only
+	for _, tc := range []struct {
+		name  string
+		level int16
+		want  string
+	}{
+		{MetadataVersionFeature, 33, "Invalid update version 33 for feature metadata.version. Broker 1 only supports versions 7-27"},
+		{MetadataVersionFeature, 34, "Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33"},
+		{"no.such.feature", 1, "Invalid update version 1 for feature no.such.feature. Local controller 1 does not support this feature."},
+		{"group.version", -1, "Invalid update version -1 for feature group.version. A feature version cannot be less than 0."},
+	} {
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.SetVersion(1)
+		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: tc.name, MaxVersionLevel: tc.level, UpgradeType: upgradeUpgrade}}
+		resp, err := c.UpdateFeatures(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.ErrorMessage; got == nil || *got != tc.want {
+			t.Errorf("%s=%d: %v, want %q", tc.name, tc.level, got, tc.want)
+		}
 	}
 }

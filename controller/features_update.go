@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -84,21 +85,20 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 	invalid := func(format string, args ...any) *Error {
 		return apiErr(kerr.InvalidUpdateVersion.Code, "Invalid update version %d for feature %s. "+format, append([]any{level, name}, args...)...)
 	}
+	// The checks and their words follow Apache's
+	// FeatureControlManager.updateFeature, in its order: the upgrade type,
+	// the level's sign, then support by this controller, every registered
+	// broker and every other registered controller, then the direction.
 	if typ < upgradeUpgrade || typ > upgradeUnsafeDowngrade {
-		return nil, apiErr(kerr.InvalidRequest.Code, "Unknown upgrade type %d for feature %s.", typ, name)
+		return nil, invalid("The controller does not support the given upgrade type.")
 	}
-	i := slices.IndexFunc(SupportedFeatures, func(f FeatureRange) bool { return f.Name == name })
-	if i < 0 {
-		return nil, invalid("The controller does not support the given feature.")
+	if level < 0 {
+		return nil, invalid("A feature version cannot be less than 0.")
 	}
-	supported := SupportedFeatures[i]
+	if reason := c.reasonNotSupported(im, name, level); reason != "" {
+		return nil, invalid("%s", reason)
+	}
 	current := c.finalized(im)[name]
-	if name == MetadataVersionFeature && level < MinMetadataVersion {
-		return nil, invalid("metadata.version must be at least %d.", MinMetadataVersion)
-	}
-	if level < supported.Min || level > supported.Max {
-		return nil, invalid("The controller only supports versions %d to %d.", supported.Min, supported.Max)
-	}
 	switch {
 	case level < current && typ == upgradeUpgrade:
 		return nil, invalid("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
@@ -120,31 +120,65 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 	if level == current {
 		return nil, nil
 	}
-	for _, id := range sortedBrokerIDs(im) {
-		b := im.Brokers[id]
-		lo, hi, ok := int16(0), int16(0), false
-		for _, f := range b.Features {
-			if f.Name == name {
-				lo, hi, ok = f.MinSupportedVersion, f.MaxSupportedVersion, true
-			}
-		}
-		if (ok || level != 0) && (level < lo || level > hi) {
-			return nil, invalid("Broker %d does not support this feature.", id)
-		}
+	return &metadata.FeatureLevelRecord{Name: name, FeatureLevel: level}, nil
+}
+
+// reasonNotSupported says why level of feature name is not supported by
+// this controller, a registered broker or another registered controller
+// (from 3.7-IV0, when controllers register), or "" when all support it. A
+// feature a node does not list counts as supporting level 0 only (Apache's
+// QuorumFeatures.reasonNotSupported and its DISABLED range).
+func (c *Core) reasonNotSupported(im *metadata.Image, name string, level int16) string {
+	local := FeatureRange{Name: name}
+	if i := slices.IndexFunc(SupportedFeatures, func(f FeatureRange) bool { return f.Name == name }); i >= 0 {
+		local = SupportedFeatures[i]
 	}
-	for _, id := range slices.Sorted(maps.Keys(im.Controllers)) {
-		ctl := im.Controllers[id]
+	if r := supportReason(fmt.Sprintf("Local controller %d", c.settings.NodeID), local.Min, local.Max, level); r != "" {
+		return r
+	}
+	for _, id := range sortedBrokerIDs(im) {
 		lo, hi := int16(0), int16(0)
-		for _, f := range ctl.Features {
+		for _, f := range im.Brokers[id].Features {
 			if f.Name == name {
 				lo, hi = f.MinSupportedVersion, f.MaxSupportedVersion
 			}
 		}
-		if level < lo || level > hi {
-			return nil, invalid("Controller %d does not support this feature.", id)
+		if r := supportReason(fmt.Sprintf("Broker %d", id), lo, hi, level); r != "" {
+			return r
 		}
 	}
-	return &metadata.FeatureLevelRecord{Name: name, FeatureLevel: level}, nil
+	if metadataVersion(im) < MVControllerRegistration {
+		return ""
+	}
+	for _, id := range slices.Sorted(maps.Keys(im.Controllers)) {
+		if id == c.settings.NodeID {
+			continue
+		}
+		lo, hi := int16(0), int16(0)
+		for _, f := range im.Controllers[id].Features {
+			if f.Name == name {
+				lo, hi = f.MinSupportedVersion, f.MaxSupportedVersion
+			}
+		}
+		if r := supportReason(fmt.Sprintf("Controller %d", id), lo, hi, level); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// supportReason is Apache's wording for a node whose range lo-hi lacks
+// level, or "" when the range holds it.
+func supportReason(who string, lo, hi, level int16) string {
+	switch {
+	case level >= lo && level <= hi:
+		return ""
+	case hi == 0:
+		return who + " does not support this feature."
+	case lo == hi:
+		return fmt.Sprintf("%s only supports versions %d", who, lo)
+	}
+	return fmt.Sprintf("%s only supports versions %d-%d", who, lo, hi)
 }
 
 func sortedBrokerIDs(im *metadata.Image) []int32 {
