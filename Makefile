@@ -25,7 +25,7 @@ run: build
 tools:
 	./scripts/check-tools.sh
 
-# Apache Kafka 4.1.x and the newest 4.x, fetched with Maven (cached).
+# The newest patch of every Apache Kafka line 3.9 to 4.4, fetched with Maven (cached).
 kafka: tools
 	./scripts/fetch-kafka.sh
 	./scripts/fetch-jmx-exporter.sh

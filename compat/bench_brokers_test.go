@@ -127,7 +127,8 @@ func startKraftdBenchQuorum(b *testing.B) *controllerQuorum {
 		id := i + 1
 		dir := filepath.Join(b.TempDir(), "metadata")
 		conf := WriteKraftdConfig(b, int32(id), Addr(p), dir, map[string]string{"controller.quorum.voters": strings.Join(voters, ",")})
-		format := NewProcess(b, fmt.Sprintf("kraftd-format-%d", id), KraftdBinary(b), "format", "--config", conf, "--cluster-id", q.clusterID)
+		format := NewProcess(b, fmt.Sprintf("kraftd-format-%d", id), KraftdBinary(b), "format", "--config", conf, "--cluster-id", q.clusterID,
+			"--release-version", brokerQuorumRelease)
 		format.Start()
 		if err := format.Wait(time.Minute); err != nil {
 			b.Fatalf("format kraftd node %d: %v\n%s", id, err, format.Output())

@@ -423,6 +423,34 @@ func checkFeatures(t *testing.T, v string, ctls []*kraftdNode) {
 	if !regexp.MustCompile(`Feature: share.version\s+SupportedMinVersion: \d+\s+SupportedMaxVersion: \d+\s+FinalizedVersionLevel: 1\b`).MatchString(features) {
 		t.Errorf("share.version not at level 1 after upgrade:\n%s", features)
 	}
+	checkMetadataVersionUpgrade(t, v, ctls)
+}
+
+// checkMetadataVersionUpgrade runs kafka-features upgrade --metadata 4.4 on
+// the running cluster, formatted at 4.1-IV1: 4.4 brokers support 4.4-IV2, so
+// it is upgraded and the brokers still answer Metadata; 4.1 brokers do
+// not, so it is refused and the level stays.
+func checkMetadataVersionUpgrade(t *testing.T, v string, ctls []*kraftdNode) {
+	t.Helper()
+	if ReleaseLine(v) != "4.4" {
+		// A 4.1 tool cannot name 4.4, so the level goes by number.
+		out, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "upgrade", "--feature", "metadata.version=33")
+		if err == nil || !regexp.MustCompile(`Broker \d+ only supports versions 7-27`).MatchString(out) {
+			t.Errorf("upgrade --metadata 4.4 with %s brokers: %v\n%s", v, err, out)
+		}
+		return
+	}
+	out, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "upgrade", "--metadata", "4.4")
+	if err != nil || !strings.Contains(out, "metadata.version was upgraded to 33.") {
+		t.Fatalf("upgrade --metadata 4.4: %v\n%s", err, out)
+	}
+	features, err := Features(t, v, "--bootstrap-controller", leaderAddr(t, ctls), "describe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`Feature: metadata.version\s+SupportedMinVersion: 3.3-IV3\s+SupportedMaxVersion: 4.4-IV2\s+FinalizedVersionLevel: 4.4-IV2\b`).MatchString(features) {
+		t.Errorf("metadata.version not at 4.4-IV2 after the upgrade:\n%s", features)
+	}
 }
 
 func leaderAddr(t *testing.T, nodes []*kraftdNode) string {

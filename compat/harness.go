@@ -13,10 +13,14 @@ import (
 	"testing"
 )
 
-// Versions are the Apache Kafka releases the interop tests run against: the
-// 4.1.x line and the newest 4.x that the registry serves. scripts/fetch-kafka.sh
-// pins the same list.
+// Versions are the Apache Kafka releases the full scenario set runs against:
+// the 4.1.x line and the newest 4.x that the registry serves.
 var Versions = []string{"4.1.2", "4.4.0"}
+
+// Lines are the newest patch of every Apache Kafka release line in use that
+// the registry serves, oldest first: the smoke set runs against each.
+// scripts/fetch-kafka.sh pins the same list.
+var Lines = []string{"3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0"}
 
 // CacheEnv names the environment variable that points at the directory where
 // scripts/fetch-kafka.sh (`make kafka`) put the Apache Kafka jars.

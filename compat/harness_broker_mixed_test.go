@@ -12,8 +12,8 @@ import (
 )
 
 // brokerQuorumRelease is the metadata.version a quorum mixing kraftd and
-// Apache controllers is formatted with: the newest that kraftd serves, so
-// that an Apache 4.4 controller does not bootstrap a level kraftd lacks.
+// Apache controllers is formatted with: the newest that Apache 4.1 serves,
+// so that the 4.1.2 and 4.4.0 runs of the same test share one level.
 const brokerQuorumRelease = "4.1-IV1"
 
 // quorumMember is one controller of a static quorum that mixes kraftd and

@@ -23,9 +23,11 @@ const (
 )
 
 // MixedReleaseVersion is the metadata.version every member of a mixed quorum
-// is formatted with: the newest level kraftd serves (4.1-IV1). A quorum runs
-// at a level all its members support, so an Apache 4.4 node must not
-// bootstrap 4.4's newer default.
+// is formatted with unless MixedOptions says otherwise: the newest level
+// Apache 4.1 serves (4.1-IV1). A quorum runs at a level all its members
+// support, so the full scenario set, which runs against 4.1.2 and 4.4.0,
+// formats both at 4.1-IV1 (TestReleaseLineSmoke runs each line at its own
+// default).
 const MixedReleaseVersion = "4.1-IV1"
 
 // MixedMember is one controller of a quorum that mixes kraftd and Apache
@@ -101,13 +103,53 @@ type MixedOptions struct {
 	// (kafka-storage format and kraftd format take the same), e.g.
 	// --add-scram values.
 	FormatArgs []string
+	// ReleaseVersion is the metadata.version every member is formatted
+	// with: MixedReleaseVersion when empty, or ApacheDefaultRelease for the
+	// level Apache's storage tool of Version picks by itself (no
+	// --release-version; kraftd is formatted at that release's newest
+	// level, which is Apache's default).
+	ReleaseVersion string
+}
+
+// ApacheDefaultRelease asks NewMixedStaticQuorum to format at the default
+// metadata.version of the Apache release (4.4.0: 4.4-IV2).
+const ApacheDefaultRelease = "apache-default"
+
+// ReleaseLine is the release line ("4.4") of an Apache version ("4.4.0"),
+// which kraftd format --release-version takes as that line's newest level.
+func ReleaseLine(version string) string {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return version
+	}
+	return parts[0] + "." + parts[1]
+}
+
+// formatArgs are the --release-version arguments of each tool for opts.
+func (o MixedOptions) formatArgs() (apache, kraftd []string) {
+	switch o.ReleaseVersion {
+	case "":
+		return []string{"--release-version", MixedReleaseVersion}, []string{"--release-version", MixedReleaseVersion}
+	case ApacheDefaultRelease:
+		return nil, []string{"--release-version", ReleaseLine(o.Version)}
+	}
+	return []string{"--release-version", o.ReleaseVersion}, []string{"--release-version", o.ReleaseVersion}
+}
+
+// MixedVoters is the controller.quorum.voters value of the members.
+func MixedVoters(members []*MixedMember) string {
+	out := make([]string, len(members))
+	for i, m := range members {
+		out[i] = fmt.Sprintf("%d@%s", m.ID, m.Addr())
+	}
+	return strings.Join(out, ",")
 }
 
 // NewMixedStaticQuorum writes the configurations of a static quorum
 // (controller.quorum.voters, kraft.version 0) whose members are kraftd or
 // Apache controllers as opts.Kinds says, and formats each with its own tool
 // (kafka-storage format, kraftd format) under one cluster id at
-// MixedReleaseVersion. Nothing is started.
+// opts.ReleaseVersion. Nothing is started.
 func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, string) {
 	t.Helper()
 	ports := FreePorts(t, len(opts.Kinds))
@@ -116,6 +158,7 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 		voters[i] = fmt.Sprintf("%d@%s", i+1, Addr(p))
 	}
 	clusterID := NewUUID()
+	apacheFormat, kraftdFormat := opts.formatArgs()
 	members := make([]*MixedMember, len(opts.Kinds))
 	for i, kind := range opts.Kinds {
 		m := &MixedMember{ID: int32(i + 1), Kind: kind, Port: ports[i], t: t, race: opts.KraftdRace}
@@ -130,13 +173,13 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 			}
 			m.Apache = NewApacheController(t, ApacheOptions{Version: opts.Version, NodeID: i + 1, Port: ports[i], Voters: props["controller.quorum.voters"], Props: props})
 			m.Dir = m.Apache.Dir
-			m.Apache.Format(t, clusterID, append([]string{"--release-version", MixedReleaseVersion}, opts.FormatArgs...)...)
+			m.Apache.Format(t, clusterID, append(apacheFormat, opts.FormatArgs...)...)
 		case KindKraftd:
 			m.Dir = filepath.Join(t.TempDir(), "metadata")
 			extra := maps.Clone(props)
 			maps.Copy(extra, opts.KraftdProps)
 			m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, extra)
-			KraftdFormat(t, m.ID, m.conf, clusterID, append([]string{"--release-version", MixedReleaseVersion}, opts.FormatArgs...)...)
+			KraftdFormat(t, m.ID, m.conf, clusterID, append(kraftdFormat, opts.FormatArgs...)...)
 		default:
 			t.Fatalf("compat: unknown member kind %q", kind)
 		}
@@ -306,11 +349,12 @@ func KraftdDumpLog(t testing.TB, files ...string) string {
 }
 
 // DumpLogMain is kafka-dump-log's main class in an Apache version: it was
-// kafka.tools.DumpLogSegments (Scala, in the core jar) up to 4.1 and moved
-// to org.apache.kafka.tools.DumpLogSegments in kafka-tools later (4.4.0 has
-// only the latter, 4.1.2 only the former).
+// kafka.tools.DumpLogSegments (Scala, in the core jar) from 3.9 to 4.2 and
+// moved to org.apache.kafka.tools.DumpLogSegments in kafka-tools in 4.3
+// (4.2.2's jars hold only the former, 4.3.1's only the latter).
 func DumpLogMain(version string) string {
-	if strings.HasPrefix(version, "4.1.") || strings.HasPrefix(version, "4.0.") {
+	switch ReleaseLine(version) {
+	case "3.9", "4.0", "4.1", "4.2":
 		return "kafka.tools.DumpLogSegments"
 	}
 	return MainDumpLog

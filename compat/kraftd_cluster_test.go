@@ -26,7 +26,9 @@ type kraftdNode struct {
 func (n *kraftdNode) Addr() string { return Addr(n.Port) }
 
 // newKraftdStaticQuorum writes configs for count kraftd controllers with a
-// static voter set and formats their directories with `kraftd format`.
+// static voter set and formats their directories with `kraftd format` at
+// brokerQuorumRelease (4.1-IV1), a level the 4.1.2 brokers some tests start
+// on it support.
 func newKraftdStaticQuorum(t *testing.T, count int) []*kraftdNode {
 	t.Helper()
 	ports := FreePorts(t, count)
@@ -39,7 +41,8 @@ func newKraftdStaticQuorum(t *testing.T, count int) []*kraftdNode {
 	for i, p := range ports {
 		n := &kraftdNode{ID: int32(i + 1), Port: p, Dir: filepath.Join(t.TempDir(), "metadata")}
 		n.Conf = WriteKraftdConfig(t, n.ID, Addr(p), n.Dir, map[string]string{"controller.quorum.voters": strings.Join(voters, ",")})
-		format := NewProcess(t, fmt.Sprintf("kraftd-format-%d", n.ID), KraftdBinary(t), "format", "--config", n.Conf, "--cluster-id", clusterID)
+		format := NewProcess(t, fmt.Sprintf("kraftd-format-%d", n.ID), KraftdBinary(t), "format", "--config", n.Conf, "--cluster-id", clusterID,
+			"--release-version", brokerQuorumRelease)
 		format.Start()
 		if err := format.Wait(time.Minute); err != nil {
 			t.Fatalf("format node %d: %v\n%s", n.ID, err, format.Output())

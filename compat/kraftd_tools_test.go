@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/controller"
 )
 
 // dumpLogClass is kafka-dump-log's main class, which moved from core to
@@ -34,7 +36,10 @@ func TestKraftdStandaloneWithApacheTools(t *testing.T) {
 			"metadata.log.max.record.bytes.between.snapshots": "400",
 		})
 		clusterID := NewUUID()
-		out, err := exec.Command(KraftdBinary(t), "format", "--config", conf, "--cluster-id", clusterID, "--standalone").CombinedOutput()
+		// Formatted at the tools' own release line: an older tool can name
+		// no newer level, and its metadata shell cannot load one.
+		out, err := exec.Command(KraftdBinary(t), "format", "--config", conf, "--cluster-id", clusterID, "--standalone",
+			"--release-version", ReleaseLine(v)).CombinedOutput()
 		if err != nil {
 			t.Fatalf("kraftd format: %v\n%s", err, out)
 		}
@@ -85,9 +90,17 @@ func TestKraftdStandaloneWithApacheTools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !regexp.MustCompile(`Feature: metadata.version\s+SupportedMinVersion: 3.3-IV3\s+SupportedMaxVersion: 4.1-IV1\s+FinalizedVersionLevel: 4.1-IV1`).MatchString(features) {
+		// kraftd supports up to 4.4-IV2 (level 33), which a 4.1 tool cannot
+		// name; the finalized level is the line's default.
+		maxName := "4.4-IV2"
+		if !strings.HasPrefix(v, "4.4.") {
+			maxName = "UNKNOWN 33"
+		}
+		finalized := controller.MetadataVersionName(defaultLevels[v])
+		if !regexp.MustCompile(`Feature: metadata.version\s+SupportedMinVersion: 3.3-IV3\s+SupportedMaxVersion: ` + maxName + `\s+FinalizedVersionLevel: ` + finalized).MatchString(features) {
 			t.Errorf("kafka-features describe:\n%s", features)
 		}
+		checkMetadataVersionDowngrades(t, v, Addr(port))
 
 		partition := filepath.Join(dir, "__cluster_metadata-0")
 		var snapshot string
@@ -132,4 +145,27 @@ func TestKraftdStandaloneWithApacheTools(t *testing.T) {
 			t.Logf("Apache %s ships no metadata shell here; kraftd's snapshot was read by kafka-dump-log only", v)
 		}
 	})
+}
+
+// checkMetadataVersionDowngrades runs kafka-features downgrade against a
+// kraftd leader as Apache allows it: from 4.1-IV1 to 4.0-IV3 (no level in
+// between changed the records: safe) and back up; from 4.4-IV2 to 4.4-IV0
+// refused (4.4-IV1 and 4.4-IV2 changed them), with Apache 4.4's words.
+func checkMetadataVersionDowngrades(t *testing.T, v, addr string) {
+	t.Helper()
+	if strings.HasPrefix(v, "4.4.") {
+		out, err := Features(t, v, "--bootstrap-controller", addr, "downgrade", "--metadata", "4.4-IV0")
+		if err == nil || !strings.Contains(out+err.Error(), "Unsupported metadata.version downgrade from 33 to 31. Refusing to perform the requested downgrade because it might delete metadata information.") {
+			t.Errorf("downgrade to 4.4-IV0 from 4.4-IV2: %v\n%s", err, out)
+		}
+		return
+	}
+	out, err := Features(t, v, "--bootstrap-controller", addr, "downgrade", "--metadata", "4.0-IV3")
+	if err != nil || !strings.Contains(out, "metadata.version was downgraded to 25.") {
+		t.Errorf("downgrade to 4.0-IV3 from 4.1-IV1: %v\n%s", err, out)
+	}
+	out, err = Features(t, v, "--bootstrap-controller", addr, "upgrade", "--metadata", "4.1")
+	if err != nil || !strings.Contains(out, "metadata.version was upgraded to 27.") {
+		t.Errorf("upgrade back to 4.1-IV1: %v\n%s", err, out)
+	}
 }

@@ -224,6 +224,7 @@ func (c *Core) BrokerHeartbeat(now time.Time, req *kmsg.BrokerHeartbeatRequest, 
 			// partition changes.
 			recs = c.offlineDirRecords(im, b, req.OfflineLogDirs)
 		}
+		recs = append(recs, cordonedDirRecords(im, b, req.CordonedLogDirs)...)
 		c.sessions.touch(id, b.BrokerEpoch, next.fenced(), req.CurrentMetadataOffset, c.now)
 		resp.IsCaughtUp = req.CurrentMetadataOffset >= registerOffset
 		return recs, nil

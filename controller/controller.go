@@ -205,13 +205,35 @@ func (c *Controller) ActivationRecords() []metadata.Record {
 	if f, ok := c.bootstrap[0].(*metadata.FeatureLevelRecord); ok && f.Name == MetadataVersionFeature {
 		mv = f.FeatureLevel
 	}
+	records := slices.Clip(c.bootstrap)
+	if elrBootstrapped(c.bootstrap) {
+		// With ELR on, the cluster must have a cluster-wide
+		// min.insync.replicas; Apache writes the broker default (1) with
+		// the bootstrap records (4.2's first leader shows it).
+		value := "1"
+		records = append(records, &metadata.ConfigRecord{ResourceType: resourceTypeBroker, Name: "min.insync.replicas", Value: &value})
+	}
 	if mv < MVMetadataTransactions {
-		return c.bootstrap
+		return records
 	}
 	name := "Bootstrap records"
 	out := []metadata.Record{&metadata.BeginTransactionRecord{Name: &name}}
-	out = append(out, c.bootstrap...)
+	out = append(out, records...)
 	return append(out, &metadata.EndTransactionRecord{})
+}
+
+// resourceTypeBroker is ConfigResource.Type BROKER; an empty name means
+// the cluster-wide default.
+const resourceTypeBroker int8 = 4
+
+// elrBootstrapped reports whether the bootstrap records turn ELR on.
+func elrBootstrapped(bootstrap []metadata.Record) bool {
+	for _, r := range bootstrap {
+		if f, ok := r.(*metadata.FeatureLevelRecord); ok && f.Name == ELRFeature && f.FeatureLevel > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // bootstrapped reports whether the committed log holds a

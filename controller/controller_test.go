@@ -582,8 +582,19 @@ func TestUpdateFeatures(t *testing.T) {
 	if code := update(2, MetadataVersionFeature, 25, upgradeUpgrade, false); code != kerr.InvalidUpdateVersion.Code {
 		t.Errorf("downgrade as upgrade: %d", code)
 	}
-	if code := update(2, MetadataVersionFeature, 25, upgradeSafeDowngrade, false); code != kerr.InvalidUpdateVersion.Code {
-		t.Errorf("metadata.version downgrade: %d", code)
+	// 4.1-IV1 to 4.0-IV3 crosses no level that changed records: safe, as
+	// in Apache.
+	if code := update(2, MetadataVersionFeature, 25, upgradeSafeDowngrade, false); code != 0 || c.MetadataVersion() != 25 {
+		t.Errorf("safe metadata.version downgrade: code %d, MV %d", code, c.MetadataVersion())
+	}
+	if code := update(2, MetadataVersionFeature, LatestMetadataVersion, upgradeUpgrade, false); code != 0 || c.MetadataVersion() != 33 {
+		t.Errorf("upgrade to 4.4-IV2: code %d, MV %d", code, c.MetadataVersion())
+	}
+	// 4.4-IV2 to 4.4-IV0 crosses 4.4-IV1 and 4.4-IV2, which changed records.
+	for _, typ := range []int8{upgradeSafeDowngrade, upgradeUnsafeDowngrade} {
+		if code := update(2, MetadataVersionFeature, 31, typ, false); code != kerr.InvalidUpdateVersion.Code || c.MetadataVersion() != 33 {
+			t.Errorf("downgrade type %d across changed levels: code %d, MV %d", typ, code, c.MetadataVersion())
+		}
 	}
 	if code := update(0, "group.version", 1, upgradeUpgrade, false); code != 0 {
 		t.Errorf("group.version upgrade: %d", code)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -25,7 +26,8 @@ const (
 // none is applied and the first error answers for all. The new level must be
 // inside kraftd's supported range and inside the range every registered
 // broker and controller supports; a lower level needs a downgrade type;
-// metadata.version never goes down (a downgrade could drop metadata).
+// metadata.version goes down only across levels that changed no record
+// (Apache's safe downgrade; it has no unsafe one).
 // kraft.version belongs to the quorum: an upgrade is handed to it with a
 // NoOp record to wait on (KRaftLog), and it never goes down.
 func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, answer func(*kmsg.UpdateFeaturesResponse, error)) {
@@ -107,32 +109,34 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 	invalid := func(format string, args ...any) *Error {
 		return apiErr(kerr.InvalidUpdateVersion.Code, "Invalid update version %d for feature %s. "+format, append([]any{level, name}, args...)...)
 	}
+	// The checks and their words follow Apache's
+	// FeatureControlManager.updateFeature, in its order: the upgrade type,
+	// the level's sign, then support by this controller, every registered
+	// broker and every other registered controller, then the direction.
 	if typ < upgradeUpgrade || typ > upgradeUnsafeDowngrade {
-		return nil, apiErr(kerr.InvalidRequest.Code, "Unknown upgrade type %d for feature %s.", typ, name)
+		return nil, invalid("The controller does not support the given upgrade type.")
 	}
-	i := slices.IndexFunc(SupportedFeatures, func(f FeatureRange) bool { return f.Name == name })
-	if i < 0 {
-		return nil, invalid("The controller does not support the given feature.")
+	if level < 0 {
+		return nil, invalid("A feature version cannot be less than 0.")
 	}
-	supported := SupportedFeatures[i]
+	if reason := c.reasonNotSupported(im, name, level); reason != "" {
+		return nil, invalid("%s", reason)
+	}
 	current := c.finalized(im)[name]
-	if name == MetadataVersionFeature && level < MinMetadataVersion {
-		return nil, invalid("metadata.version must be at least %d.", MinMetadataVersion)
-	}
-	if level < supported.Min || level > supported.Max {
-		return nil, invalid("The controller only supports versions %d to %d.", supported.Min, supported.Max)
-	}
 	switch {
 	case level < current && typ == upgradeUpgrade:
 		return nil, invalid("Can't downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade.")
 	case level > current && typ != upgradeUpgrade:
 		return nil, invalid("Can't downgrade to a newer version.")
 	}
-	if name == MetadataVersionFeature && level < current {
+	if name == MetadataVersionFeature && level < current && MetadataChangedBetween(level, current) {
+		// Apache 4.4's words (FeatureControlManager.updateMetadataVersion);
+		// a downgrade across levels that changed no record is let through.
+		refusal := "Refusing to perform the requested downgrade because it might delete metadata information."
 		if typ == upgradeUnsafeDowngrade {
-			return nil, invalid("Unsafe metadata.version downgrades are not supported.")
+			refusal = "Unsafe metadata downgrade is not supported in this version."
 		}
-		return nil, invalid("Refusing to perform the requested downgrade because it might delete metadata information.")
+		return nil, apiErr(kerr.InvalidUpdateVersion.Code, "Unsupported metadata.version downgrade from %d to %d. %s", current, level, refusal)
 	}
 	if name == KRaftVersionFeature && level < current {
 		return nil, invalid("Can't downgrade the version of this feature.")
@@ -143,34 +147,68 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 	if _, ok := c.log.(KRaftLog); name == KRaftVersionFeature && !ok {
 		return nil, invalid("This controller's log cannot change kraft.version.")
 	}
-	for _, id := range sortedBrokerIDs(im) {
-		b := im.Brokers[id]
-		lo, hi, ok := int16(0), int16(0), false
-		for _, f := range b.Features {
-			if f.Name == name {
-				lo, hi, ok = f.MinSupportedVersion, f.MaxSupportedVersion, true
-			}
-		}
-		if (ok || level != 0) && (level < lo || level > hi) {
-			return nil, invalid("Broker %d does not support this feature.", id)
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(im.Controllers)) {
-		ctl := im.Controllers[id]
-		lo, hi := int16(0), int16(0)
-		for _, f := range ctl.Features {
-			if f.Name == name {
-				lo, hi = f.MinSupportedVersion, f.MaxSupportedVersion
-			}
-		}
-		if level < lo || level > hi {
-			return nil, invalid("Controller %d does not support this feature.", id)
-		}
-	}
 	if name == KRaftVersionFeature {
 		return &metadata.NoOpRecord{}, nil
 	}
 	return &metadata.FeatureLevelRecord{Name: name, FeatureLevel: level}, nil
+}
+
+// reasonNotSupported says why level of feature name is not supported by
+// this controller, a registered broker or another registered controller
+// (from 3.7-IV0, when controllers register), or "" when all support it. A
+// feature a node does not list counts as supporting level 0 only (Apache's
+// QuorumFeatures.reasonNotSupported and its DISABLED range).
+func (c *Core) reasonNotSupported(im *metadata.Image, name string, level int16) string {
+	local := FeatureRange{Name: name}
+	if i := slices.IndexFunc(SupportedFeatures, func(f FeatureRange) bool { return f.Name == name }); i >= 0 {
+		local = SupportedFeatures[i]
+	}
+	if r := supportReason(fmt.Sprintf("Local controller %d", c.settings.NodeID), local.Min, local.Max, level); r != "" {
+		return r
+	}
+	for _, id := range sortedBrokerIDs(im) {
+		lo, hi := int16(0), int16(0)
+		for _, f := range im.Brokers[id].Features {
+			if f.Name == name {
+				lo, hi = f.MinSupportedVersion, f.MaxSupportedVersion
+			}
+		}
+		if r := supportReason(fmt.Sprintf("Broker %d", id), lo, hi, level); r != "" {
+			return r
+		}
+	}
+	if metadataVersion(im) < MVControllerRegistration {
+		return ""
+	}
+	for _, id := range slices.Sorted(maps.Keys(im.Controllers)) {
+		if id == c.settings.NodeID {
+			continue
+		}
+		lo, hi := int16(0), int16(0)
+		for _, f := range im.Controllers[id].Features {
+			if f.Name == name {
+				lo, hi = f.MinSupportedVersion, f.MaxSupportedVersion
+			}
+		}
+		if r := supportReason(fmt.Sprintf("Controller %d", id), lo, hi, level); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+// supportReason is Apache's wording for a node whose range lo-hi lacks
+// level, or "" when the range holds it.
+func supportReason(who string, lo, hi, level int16) string {
+	switch {
+	case level >= lo && level <= hi:
+		return ""
+	case hi == 0:
+		return who + " does not support this feature."
+	case lo == hi:
+		return fmt.Sprintf("%s only supports versions %d", who, lo)
+	}
+	return fmt.Sprintf("%s only supports versions %d-%d", who, lo, hi)
 }
 
 func sortedBrokerIDs(im *metadata.Image) []int32 {

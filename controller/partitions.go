@@ -47,6 +47,8 @@ func partitionRecordVersion(mv int16) int16 {
 
 func registerBrokerRecordVersion(mv int16) int16 {
 	switch {
+	case mv >= MVCordonedLogDirs:
+		return 4
 	case mv >= MVDirectoryAssignment:
 		return 3
 	case mv >= mvZkMigration:

@@ -294,8 +294,12 @@ func validateManualAssignment(im *metadata.Image, replicas []int32, rf int) *Err
 			return apiErr(kerr.InvalidReplicaAssignment.Code, "The manual partition assignment includes the broker %d more than once.", r)
 		}
 		seen[r] = true
-		if _, ok := im.Brokers[r]; !ok {
+		b, ok := im.Brokers[r]
+		if !ok {
 			return apiErr(kerr.InvalidReplicaAssignment.Code, "The manual partition assignment includes broker %d, but no such broker is registered.", r)
+		}
+		if !hasUncordonedDirs(b) {
+			return apiErr(kerr.InvalidReplicaAssignment.Code, "The manual partition assignment includes broker %d, but all its log directories are cordoned.", r)
 		}
 	}
 	if rf >= 0 && rf != len(replicas) {
@@ -314,12 +318,12 @@ func (c *Core) candidates(im *metadata.Image) *candidates {
 	return c.placement.set
 }
 
-// usableBrokers are every registered broker not in a controlled shutdown,
-// by id.
+// usableBrokers are every registered broker not in a controlled shutdown
+// and with a directory that is not cordoned, by id.
 func usableBrokers(im *metadata.Image) []usableBroker {
 	var out []usableBroker
 	for id, b := range im.Brokers {
-		if b.InControlledShutdown {
+		if b.InControlledShutdown || !hasUncordonedDirs(b) {
 			continue
 		}
 		rack := ""

@@ -9,19 +9,21 @@
 # is written only after a complete fetch, so an interrupted fetch is redone.
 set -euo pipefail
 
-# Pinned versions: the 4.1.x line and the newest 4.x. Each maps to the log4j2
-# version that Apache's own build of that release uses.
-PINNED=(4.1.2 4.4.0)
+# Pinned versions: the newest patch of each release line in use (3.9 to 4.4)
+# that Maven Central serves. Each maps to the log4j2 version that Apache's own
+# build of that release uses (3.9 and 4.0 take the 4.1 one: 3.9 shipped
+# reload4j, but it logs through slf4j 1.7 like the others).
+PINNED=(3.9.2 4.0.2 4.1.2 4.2.2 4.3.1 4.4.0)
 log4j_for() {
   case "$1" in
-    4.1.*) echo 2.24.3 ;;
+    3.9.* | 4.0.* | 4.1.*) echo 2.24.3 ;;
     *) echo 2.25.3 ;;
   esac
 }
 # Whether the registry serves that release's kafka-shell (the metadata shell).
 shell_for() {
   case "$1" in
-    4.4.0) echo false ;;
+    4.2.2 | 4.4.0) echo false ;;
     *) echo true ;;
   esac
 }

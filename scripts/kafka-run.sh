@@ -8,7 +8,8 @@
 #       --bootstrap-controller 127.0.0.1:9093 describe --status
 #
 # The jars come from $KRAFTD_KAFKA_CACHE/<version>/libs (scripts/fetch-kafka.sh,
-# `make kafka`). Logging goes to stdout at INFO (compat/log4j2.xml). The heap is
+# `make kafka`). Logging goes to stdout at INFO (compat/log4j2.xml, or
+# compat/log4j.properties for 3.x, which logs through reload4j). The heap is
 # 512 MiB for the server (kafka.Kafka) and 256 MiB for tools; KAFKA_HEAP_OPTS
 # overrides it, and KAFKA_OPTS adds JVM options. Tools log to stderr
 # (compat/log4j2-tools.xml) so that their stdout is only their output. The JVM replaces this shell
@@ -29,6 +30,9 @@ libs="$cache/$version/libs"
 
 log4j="$root/compat/log4j2-tools.xml"
 [[ $main == kafka.Kafka ]] && log4j="$root/compat/log4j2.xml"
+# 3.x logs through reload4j (log4j 1), which reads a properties file instead.
+log4j1="$root/compat/log4j-tools.properties"
+[[ $main == kafka.Kafka ]] && log4j1="$root/compat/log4j.properties"
 if [[ -z ${KAFKA_HEAP_OPTS:-} ]]; then
   if [[ $main == kafka.Kafka ]]; then KAFKA_HEAP_OPTS="-Xmx512m"; else KAFKA_HEAP_OPTS="-Xmx256m"; fi
 fi
@@ -38,5 +42,5 @@ if [[ $main == kafka.Kafka ]]; then perf="-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -
 
 # shellcheck disable=SC2086 # the *_OPTS variables are lists of options
 exec java $KAFKA_HEAP_OPTS $perf \
-  -Dlog4j2.configurationFile="$log4j" \
+  -Dlog4j2.configurationFile="$log4j" -Dlog4j.configuration="file:$log4j1" \
   ${KAFKA_OPTS:-} -cp "$libs/*" "$main" "$@"

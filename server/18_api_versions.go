@@ -1,6 +1,6 @@
 package server
 
-// ApiVersions: v0-4
+// ApiVersions: v0-5
 //
 // Version notes:
 //   - v1: ThrottleMillis.
@@ -8,8 +8,15 @@ package server
 //     FinalizedFeatures and their epoch as tagged fields (KIP-584).
 //   - v4: features whose minimum level is 0 are listed too (KAFKA-17011);
 //     below v4 they are left out, because older clients reject a 0 minimum.
+//   - v5: ClusterId and NodeId (KIP-1242): a client names both or neither,
+//     else INVALID_REQUEST. A controller does not compare them with its own
+//     (Apache's brokers answer a mismatch with REBOOTSTRAP_REQUIRED; its
+//     controllers do not), so neither does kraftd.
 //
-// A request at a version above 4 never reaches this handler: conn.go answers
+// An invalid request is answered with its error code alone, no ApiKeys, as
+// Apache's ApiVersionsRequest.getErrorResponse does.
+//
+// A request at a version above 5 never reaches this handler: conn.go answers
 // it at v0 with UNSUPPORTED_VERSION, as Apache does.
 
 import (
@@ -22,7 +29,7 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(18, 0, 4, (*Server).handleApiVersions) }
+func init() { regKey(18, 0, 5, (*Server).handleApiVersions) }
 
 // softwareNamePattern is Apache's rule for KIP-511 client names and versions.
 var softwareNamePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
@@ -30,11 +37,11 @@ var softwareNamePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-z
 func (s *Server) handleApiVersions(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ApiVersionsRequest)
 	resp := req.ResponseKind().(*kmsg.ApiVersionsResponse)
-	resp.ApiKeys = s.registry.ApiKeys()
-	if req.Version >= 3 && !(softwareNamePattern.MatchString(req.ClientSoftwareName) && softwareNamePattern.MatchString(req.ClientSoftwareVersion)) {
+	if !validApiVersionsRequest(req) {
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return resp, nil
 	}
+	resp.ApiKeys = s.registry.ApiKeys()
 	if req.Version < 3 {
 		return resp, nil
 	}
@@ -55,4 +62,12 @@ func (s *Server) handleApiVersions(r *Request) (kmsg.Response, error) {
 		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{Name: name, MinVersionLevel: levels[name], MaxVersionLevel: levels[name]})
 	}
 	return resp, nil
+}
+
+// validApiVersionsRequest is Apache's ApiVersionsRequest.isValid.
+func validApiVersionsRequest(req *kmsg.ApiVersionsRequest) bool {
+	if req.Version >= 5 && (req.ClusterID == nil) != (req.NodeID == -1) {
+		return false
+	}
+	return req.Version < 3 || softwareNamePattern.MatchString(req.ClientSoftwareName) && softwareNamePattern.MatchString(req.ClientSoftwareVersion)
 }

@@ -6,7 +6,9 @@ package server
 //   - v1: OfflineLogDirs (tag 0): from metadata.version 3.7-IV2, replicas
 //     in a newly failed directory leave ISRs and leadership and the
 //     registration drops the directory (ignored below that version).
-//   - v2: CordonedLogDirs (tag 1, KIP-1066); accepted and ignored.
+//   - v2: CordonedLogDirs (tag 1, KIP-1066): from metadata.version 4.3-IV0
+//     a changed list is recorded (BrokerRegistrationChangeRecord v3) and a
+//     broker whose every directory is cordoned takes no new replicas.
 //
 // A heartbeat keeps the broker's session alive; it also unfences a broker
 // that has caught up, fences one that asks, and runs controlled shutdown.

@@ -202,8 +202,12 @@ func (n *Node) ClusterID() string { return n.disk.Meta.ClusterID }
 // Features implements Backend.
 func (n *Node) Features() (map[string]int16, int64) {
 	levels, epoch := n.ctl.Features()
-	// As Apache's controller does, report the quorum's own kraft.version.
-	levels[controller.KRaftVersionFeature] = n.Status().KRaftVersion
+	// As Apache's controller does (KRaftMetadataCache.features), report the
+	// quorum's own kraft.version, and only when it is above 0: a static
+	// quorum lists no kraft.version.
+	if kv := n.Status().KRaftVersion; kv > 0 {
+		levels[controller.KRaftVersionFeature] = kv
+	}
 	return levels, epoch
 }
 

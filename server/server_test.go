@@ -119,7 +119,7 @@ func isReset(err error) bool {
 func TestApiVersionsRanges(t *testing.T) {
 	s, addr, _ := startServer(t)
 	c := dial(t, addr)
-	for _, v := range []int16{0, 3, 4} {
+	for _, v := range []int16{0, 3, 4, 5} {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.SetVersion(v)
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd-test", "1.0"
@@ -147,6 +147,36 @@ func TestApiVersionsRanges(t *testing.T) {
 		}
 		if v >= 3 && (av.FinalizedFeaturesEpoch != 5 || len(av.FinalizedFeatures) != 2) {
 			t.Fatalf("v%d finalized %+v", v, av.FinalizedFeatures)
+		}
+	}
+}
+
+// ApiVersions v5 (KIP-1242) names the cluster and node a client means to
+// reach: both or neither, else INVALID_REQUEST with no ApiKeys. A
+// controller, like Apache's, does not compare them with its own.
+func TestApiVersionsV5ClusterAndNodeID(t *testing.T) {
+	_, addr, _ := startServer(t)
+	c := dial(t, addr)
+	other := "some-other-cluster"
+	for i, tc := range []struct {
+		clusterID *string
+		nodeID    int32
+		wantErr   int16
+	}{
+		{nil, -1, 0},
+		{&other, 3, 0},
+		{&other, -1, kerr.InvalidRequest.Code},
+		{nil, 3, kerr.InvalidRequest.Code},
+	} {
+		req := kmsg.NewPtrApiVersionsRequest()
+		req.SetVersion(5)
+		req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd-test", "1.0"
+		req.ClusterID, req.NodeID = tc.clusterID, tc.nodeID
+		c.send(req, int32(i))
+		_, resp := c.recv(req)
+		av := resp.(*kmsg.ApiVersionsResponse)
+		if av.ErrorCode != tc.wantErr || (tc.wantErr != 0) != (len(av.ApiKeys) == 0) {
+			t.Fatalf("case %d: error %d with %d keys, want error %d", i, av.ErrorCode, len(av.ApiKeys), tc.wantErr)
 		}
 	}
 }

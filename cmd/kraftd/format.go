@@ -25,7 +25,7 @@ func formatCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Required: true, Usage: "the controller's server.properties"},
 			&cli.StringFlag{Name: "cluster-id", Aliases: []string{"t"}, Required: true, Usage: "the cluster id (see random-uuid)"},
-			&cli.StringFlag{Name: "release-version", Aliases: []string{"r"}, Usage: "metadata.version to bootstrap, e.g. 4.1 or 4.1-IV1 (default: the latest kraftd supports)"},
+			&cli.StringFlag{Name: "release-version", Aliases: []string{"r"}, Usage: "metadata.version to bootstrap, 3.3-IV3 to 4.4-IV2, or a release 3.3 to 4.4 for its newest level (default: 4.4-IV2, the latest kraftd supports)"},
 			&cli.StringSliceFlag{Name: "feature", Aliases: []string{"f"}, Usage: "a feature level to bootstrap, name=level"},
 			&cli.BoolFlag{Name: "standalone", Aliases: []string{"s"}, Usage: "this controller alone forms the initial dynamic quorum"},
 			&cli.StringFlag{Name: "initial-controllers", Aliases: []string{"I"}, Usage: "the initial dynamic quorum: id@host:port:directoryId,..."},
