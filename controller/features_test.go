@@ -105,10 +105,10 @@ func TestUpdateFeaturesRefusalWords(t *testing.T) {
 		level int16
 		want  string
 	}{
-		{MetadataVersionFeature, 33, "Invalid update version 33 for feature metadata.version. Broker 1 only supports versions 7-27"},
-		{MetadataVersionFeature, 34, "Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33"},
-		{"no.such.feature", 1, "Invalid update version 1 for feature no.such.feature. Local controller 1 does not support this feature."},
-		{"group.version", -1, "Invalid update version -1 for feature group.version. A feature version cannot be less than 0."},
+		{MetadataVersionFeature, 33, "The update failed for all features since the following feature had an error: Invalid update version 33 for feature metadata.version. Broker 1 only supports versions 7-27"},
+		{MetadataVersionFeature, 34, "The update failed for all features since the following feature had an error: Invalid update version 34 for feature metadata.version. Local controller 1 only supports versions 7-33"},
+		{"no.such.feature", 1, "The update failed for all features since the following feature had an error: Invalid update version 1 for feature no.such.feature. Local controller 1 does not support this feature."},
+		{"group.version", -1, "The update failed for all features since the following feature had an error: Invalid update version -1 for feature group.version. A feature version cannot be less than 0."},
 	} {
 		req := kmsg.NewPtrUpdateFeaturesRequest()
 		req.SetVersion(1)
