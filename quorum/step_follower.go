@@ -64,15 +64,20 @@ func tickFollower(n *Node) {
 	}
 }
 
-// pollFollower fetches from the leader. An observer that lost touch with it
-// falls back to asking a random voter, to find the leader again.
+// pollFollower fetches from the leader. An observer fetches from the best
+// node it knows, as Apache 4.2+ does (KAFKA-19354): the leader, unless its
+// fetch timeout passed and the leader is backed off after a failure; then a
+// random bootstrap server, to find the leader again. Asking only the
+// bootstrap servers once the timeout passed (Apache 4.1) kept an observer
+// away from a leader it could reach again, answered by followers that name
+// the leader but send no records.
 func pollFollower(n *Node) {
 	if n.isVoter {
 		n.maybeSendUpdateVoter()
 	} else {
 		n.maybeAutoJoin()
 	}
-	if n.isVoter || n.now < n.fetchDeadline {
+	if n.isVoter || n.now < n.fetchDeadline || n.canSend(n.leaderID, keyFetch) {
 		n.maybeSendFetch(n.leaderID)
 	} else {
 		n.maybeSendBootstrapFetch()
@@ -172,6 +177,13 @@ func (n *Node) endEpochBackoff(candidates []int32) int64 {
 func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
 	p := &resp.Topics[0].Partitions[0]
 	if from != n.leaderID || n.snap != nil {
+		if n.bootstrapIndex(from) >= 0 {
+			// A bootstrap server answered an observer that knows its
+			// leader (records are taken from the leader by id only): ask
+			// it again only after the backoff, so that an observer
+			// waiting out its leader's backoff does not spin on them.
+			n.backoff(from)
+		}
 		return
 	}
 	if p.DivergingEpoch.Epoch > n.epoch || p.SnapshotID.Epoch > n.epoch {
