@@ -223,8 +223,10 @@ func TestMixedQuorumOverSASLSSLScram(t *testing.T) {
 		ReserveJVMs(t, 3)
 		s := NewScramSASL(t)
 		s.Plain = true
+		props := s.ServerProps()
+		props["connections.max.reauth.ms"] = "10000"
 		members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: version, Kinds: []string{KindKraftd, KindApache, KindApache},
-			Props: s.ServerProps(), KraftdProps: s.PKI.KraftdProps(), FormatArgs: s.FormatArgs()})
+			Props: props, KraftdProps: s.PKI.KraftdProps(), FormatArgs: s.FormatArgs()})
 		s.UseFor(t, MixedAddrs(members...)...)
 		StartMixed(t, members...)
 		passLeadershipBothWays(t, members, "SASL_SSL")
@@ -237,6 +239,18 @@ func TestMixedQuorumOverSASLSSLScram(t *testing.T) {
 			if got := statusLines(status); got["ClusterId"] != clusterID {
 				t.Errorf("%s: ClusterId %q, want %q", m, got["ClusterId"], clusterID)
 			}
+		}
+		// Sessions of 10 s both ways: the Apache controllers re-authenticate
+		// with kraftd, and kraftd's peer client with them, in place.
+		checkReauthenticated(t, members, "User:controller")
+		out := members[0].Proc().Output()
+		if n := strings.Count(out, "re-authenticated with peer"); n == 0 {
+			t.Error("kraftd never re-authenticated with an Apache controller")
+		} else {
+			t.Logf("kraftd re-authenticated with its Apache peers %d times", n)
+		}
+		if strings.Contains(out, "SASL authentication with peer failed") {
+			t.Error("kraftd failed to authenticate with a peer")
 		}
 	})
 }
