@@ -31,6 +31,7 @@ type Metrics struct {
 	requestFailures                              *prometheus.CounterVec
 	connections                                  *prometheus.CounterVec
 	openConnections                              *prometheus.GaugeVec
+	reauthentications                            *prometheus.CounterVec
 
 	newActive      atomic.Int64
 	metadataErrors atomic.Int64
@@ -92,12 +93,16 @@ func New() *Metrics {
 			Name: "kraftd_connections_open",
 			Help: "Accepted connections open now, by listener.",
 		}, []string{"listener"}),
+		reauthentications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kraftd_sasl_reauthentications_total",
+			Help: "SASL re-authentications (KIP-368) by listener and outcome: succeeded, failed (the connection closed), expired (closed: a request came after the session ended).",
+		}, []string{"listener", "outcome"}),
 	}
 	m.snapshotAtMs.Store(now.UnixMilli())
 	m.lastApplied.Store(-1)
 	m.lastAppliedTimeMs.Store(-1)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.commitSeconds, m.fsyncSeconds, m.electionSeconds, m.requestSeconds, m.requestFailures, m.connections, m.openConnections)
+		m.commitSeconds, m.fsyncSeconds, m.electionSeconds, m.requestSeconds, m.requestFailures, m.connections, m.openConnections, m.reauthentications)
 	return m
 }
 
@@ -162,6 +167,11 @@ func (m *Metrics) Connection(listener, outcome string) {
 	if outcome == server.ConnAccepted {
 		m.openConnections.WithLabelValues(listener).Inc()
 	}
+}
+
+// Reauthentication implements server.Meter.
+func (m *Metrics) Reauthentication(listener, outcome string) {
+	m.reauthentications.WithLabelValues(listener, outcome).Inc()
 }
 
 // ConnectionClosed implements server.Meter.

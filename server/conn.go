@@ -73,7 +73,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 			return
 		}
 		if session != nil {
-			if handled, ok := s.checkSession(ctx, c, r, frame, session, sasl, resp, log); !ok {
+			if handled, ok := s.checkSession(ctx, c, r, frame, session, listener, sasl, resp, log); !ok {
 				return
 			} else if handled {
 				continue

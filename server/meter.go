@@ -16,6 +16,11 @@ type Meter interface {
 	// Request: a request with API key was answered after d; failed means
 	// its handler failed, so the connection closes instead.
 	Request(listener string, key int16, d time.Duration, failed bool)
+	// Reauthentication: an authenticated SASL connection on listener
+	// re-authenticated (KIP-368) with outcome ReauthSucceeded or
+	// ReauthFailed (it closes), or was closed as ReauthExpired: it sent a
+	// request after its session ended.
+	Reauthentication(listener, outcome string)
 }
 
 // Connection outcomes a Meter is told of.
@@ -26,11 +31,24 @@ const (
 	ConnSASLFailed = "sasl_failed"
 )
 
+// Re-authentication outcomes a Meter is told of.
+const (
+	ReauthSucceeded = "succeeded"
+	ReauthFailed    = "failed"
+	ReauthExpired   = "expired"
+)
+
 // SetMeter makes m measure this server; call it before Listen.
 func (s *Server) SetMeter(m Meter) { s.meter = m }
 
 func (s *Server) countConnection(listener, outcome string) {
 	if s.meter != nil {
 		s.meter.Connection(listener, outcome)
+	}
+}
+
+func (s *Server) countReauthentication(listener, outcome string) {
+	if s.meter != nil {
+		s.meter.Reauthentication(listener, outcome)
 	}
 }

@@ -40,6 +40,12 @@ func (m *countingMeter) ConnectionClosed(string) {
 	m.open--
 }
 
+func (m *countingMeter) Reauthentication(listener, outcome string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.outcomes[listener+"/reauth_"+outcome]++
+}
+
 func (m *countingMeter) Request(_ string, key int16, _ time.Duration, _ bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -134,5 +140,39 @@ func TestMeterCountsSASLOutcomes(t *testing.T) {
 	sendVote(good)
 	m.waitFor(t, "an authenticated connection and its Vote", func(m *countingMeter) bool {
 		return m.outcomes["CONTROLLER/accepted"] == 1 && m.requests[52] == 1
+	})
+}
+
+// Re-authentications are counted by outcome: one that keeps the principal
+// succeeds; one that changes it fails (and the connection closes); a
+// request after the session ended without one closes the connection as
+// expired.
+func TestMeterCountsReauthentications(t *testing.T) {
+	addr, m := startMeteredServer(t, saslProps(t, map[string]string{
+		"listener.name.controller.connections.max.reauth.ms": "2000",
+		"connection.failed.authentication.delay.ms":          "0",
+	}))
+	alice := plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()
+	kept, changed, lapsed := dial(t, addr), dial(t, addr), dial(t, addr)
+	for _, c := range []*testConn{kept, changed, lapsed} {
+		if code, _, _ := saslLoginAt(t, c, alice, 1); code != 0 {
+			t.Fatal(kerr.ErrorForCode(code))
+		}
+	}
+	lapsedAuthed := time.Now()
+	time.Sleep(1100 * time.Millisecond) // past the least interval between two starts
+	if code, msg, _ := saslLoginAt(t, kept, alice, 10); code != 0 {
+		t.Fatalf("re-authentication: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	if code, _, _ := saslLoginAt(t, changed, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism(), 10); code == 0 {
+		t.Fatal("a re-authentication as another user succeeded")
+	}
+	sleepUntil(lapsedAuthed.Add(reauthLifetime + 300*time.Millisecond))
+	if apiVersionsAnswered(lapsed, 30) {
+		t.Fatal("a connection past its session's end was served")
+	}
+	m.waitFor(t, "one re-authentication of each outcome", func(m *countingMeter) bool {
+		return m.outcomes["CONTROLLER/reauth_succeeded"] == 1 && m.outcomes["CONTROLLER/reauth_failed"] == 1 &&
+			m.outcomes["CONTROLLER/reauth_expired"] == 1
 	})
 }

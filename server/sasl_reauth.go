@@ -21,8 +21,10 @@ package server
 //     only when it next sends; an idle connection is left to
 //     connections.max.idle.ms.
 //
-// TODO(metrics issue): count expired connections closed here (Apache's
-// expired-connections-killed-count) and re-authentications by outcome.
+// Each re-authentication and each connection closed because its session
+// ended is counted by outcome (Meter.Reauthentication; Apache counts them
+// as successful-reauthentication, failed-reauthentication and
+// expired-connections-killed-count).
 
 import (
 	"bufio"
@@ -76,14 +78,21 @@ func (s *saslSession) expired(now time.Time) bool {
 // must close), and any other request after the session ended closes the
 // connection (handled and not ok). Otherwise the caller serves frame.
 func (s *Server) checkSession(ctx context.Context, c net.Conn, r *bufio.Reader, frame []byte, session *saslSession,
-	settings *SASLSettings, resp *responder, log zerolog.Logger) (handled, ok bool) {
+	listener string, settings *SASLSettings, resp *responder, log zerolog.Logger) (handled, ok bool) {
 	now := time.Now()
 	isHandshake := len(frame) >= 2 && int16(binary.BigEndian.Uint16(frame)) == saslHandshakeKey
 	if isHandshake && !session.expires.IsZero() && now.Sub(session.reauthStarted) >= minReauthInterval {
 		session.reauthStarted = now
-		return true, s.reauthenticate(ctx, c, r, frame, session, settings, resp, log)
+		ok := s.reauthenticate(ctx, c, r, frame, session, settings, resp, log)
+		if ok {
+			s.countReauthentication(listener, ReauthSucceeded)
+		} else {
+			s.countReauthentication(listener, ReauthFailed)
+		}
+		return true, ok
 	}
 	if session.expired(now) {
+		s.countReauthentication(listener, ReauthExpired)
 		s.decoding.release(len(frame))
 		log.Info().Str("mechanism", session.mechanism).Time("session_end", session.expires).
 			Msg("SASL session ended without re-authentication (connections.max.reauth.ms); closing connection")
