@@ -77,7 +77,13 @@ type PromSample struct {
 
 // Query runs an instant PromQL query.
 func (p *Prometheus) Query(expr string) ([]PromSample, error) {
-	resp, err := http.Get("http://" + p.Addr + "/api/v1/query?query=" + url.QueryEscape(expr))
+	return promAPI[PromSample](p, "query", url.Values{"query": {expr}})
+}
+
+// promAPI asks Prometheus's HTTP API endpoint (query, query_range) and
+// returns the result of a successful answer.
+func promAPI[T any](p *Prometheus, endpoint string, q url.Values) ([]T, error) {
+	resp, err := http.Get("http://" + p.Addr + "/api/v1/" + endpoint + "?" + q.Encode())
 	if err != nil {
 		return nil, err
 	}
@@ -86,15 +92,14 @@ func (p *Prometheus) Query(expr string) ([]PromSample, error) {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 		Data   struct {
-			ResultType string       `json:"resultType"`
-			Result     []PromSample `json:"result"`
+			Result []T `json:"result"`
 		} `json:"data"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 		return nil, err
 	}
 	if body.Status != "success" {
-		return nil, errorf("query %s: %s", expr, body.Error)
+		return nil, errorf("%s %s: %s", endpoint, q.Get("query"), body.Error)
 	}
 	return body.Data.Result, nil
 }
@@ -148,23 +153,5 @@ func (p *Prometheus) QueryRange(expr string, start, end time.Time, step time.Dur
 	q.Set("start", fmt.Sprint(start.Unix()))
 	q.Set("end", fmt.Sprint(end.Unix()))
 	q.Set("step", fmt.Sprint(step.Seconds()))
-	resp, err := http.Get("http://" + p.Addr + "/api/v1/query_range?" + q.Encode())
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []PromSeries `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, err
-	}
-	if body.Status != "success" {
-		return nil, errorf("query_range %s: %s", expr, body.Error)
-	}
-	return body.Data.Result, nil
+	return promAPI[PromSeries](p, "query_range", q)
 }
