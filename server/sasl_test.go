@@ -24,6 +24,20 @@ const testPlainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule r
 	username="admin" password="admin-secret"
 	user_admin="admin-secret" user_alice="alice-secret";`
 
+// changedSASLProps is saslProps with change applied: an empty value
+// deletes its key.
+func changedSASLProps(t *testing.T, change map[string]string) map[string]string {
+	props := saslProps(t, nil)
+	for k, v := range change {
+		if v == "" {
+			delete(props, k)
+		} else {
+			props[k] = v
+		}
+	}
+	return props
+}
+
 func saslProps(t *testing.T, extra map[string]string) map[string]string {
 	p := map[string]string{
 		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
@@ -277,15 +291,7 @@ func TestSASLConfig(t *testing.T) {
 		{"kerberos", map[string]string{"sasl.kerberos.service.name": "kafka"}, "sasl.kerberos.service.name", "does not honour"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			props := saslProps(t, nil)
-			for k, v := range tc.change {
-				if v == "" {
-					delete(props, k)
-				} else {
-					props[k] = v
-				}
-			}
-			_, err := ParseConfig(props)
+			_, err := ParseConfig(changedSASLProps(t, tc.change))
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want key %s and %q", err, tc.key, tc.want)
@@ -395,15 +401,7 @@ func TestSASLControllerMechanismConfig(t *testing.T) {
 		{map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="a-secret";`},
 			"listener.name.controller.plain.sasl.jaas.config", "no username and password"},
 	} {
-		props := saslProps(t, nil)
-		for k, v := range tc.change {
-			if v == "" {
-				delete(props, k)
-			} else {
-				props[k] = v
-			}
-		}
-		_, err := ParseConfig(props)
+		_, err := ParseConfig(changedSASLProps(t, tc.change))
 		var ce *ConfigError
 		if !errors.As(err, &ce) || ce.Key != tc.key || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "secret") {
 			t.Errorf("%v: error %v, want key %s and %q", tc.change, err, tc.key, tc.want)
