@@ -170,11 +170,11 @@ func New(cfg Config) (*Node, error) {
 	case hs.LeaderEpoch < n.lastEpoch:
 		// The log has seen a newer epoch than quorum-state: trust the log.
 		n.becomeUnattached(n.lastEpoch, -1)
-	case hs.LeaderID == n.id && n.isVoter:
+	case hs.LeaderID == n.id && n.electable():
 		n.votedID, n.votedDir = hs.VotedID, hs.VotedDirectoryID
 		n.leaderID = n.id
 		n.becomeResigned(nil)
-	case hs.VotedID == n.id && n.isVoter:
+	case hs.VotedID == n.id && n.electable():
 		n.votedID, n.votedDir = n.id, n.cfg.DirectoryID
 		n.role = RoleCandidate
 		n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}

@@ -47,7 +47,7 @@ func stepFollower(n *Node, m Message, out outRequest) {
 	}
 }
 
-// tickFollower starts a pre-vote when a voter has not heard from its
+// tickFollower starts a pre-vote when an electable node has not heard from its
 // leader within the fetch timeout. An observer then stops counting its
 // leader as live, as a voter's pre-vote does: it grants pre-votes again.
 // Under KIP-853 an observer may be a voter in the others' newer set, and
@@ -57,7 +57,7 @@ func tickFollower(n *Node) {
 	if n.now < n.fetchDeadline {
 		return
 	}
-	if n.isVoter {
+	if n.electable() {
 		n.becomeProspective()
 	} else {
 		n.hasFetchedFromLeader = false

@@ -4,6 +4,8 @@
 package quorum
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -16,8 +18,10 @@ func (n *Node) electionLost() bool {
 // maybeWinElection moves a nominee forward once a majority granted.
 func (n *Node) maybeWinElection() {
 	count := 0
-	for _, ok := range n.granted {
-		if ok {
+	for id, ok := range n.granted {
+		// Only members of the newest set count: a removed voter standing
+		// (electable) granted itself, but is not one.
+		if _, member := slices.BinarySearch(n.voters, id); ok && member && (id != n.id || n.isVoter) {
 			count++
 		}
 	}

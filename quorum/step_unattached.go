@@ -17,9 +17,10 @@ func stepUnattached(n *Node, m Message, out outRequest) {
 	}
 }
 
-// tickUnattached starts a pre-vote when a voter's election timer runs out.
+// tickUnattached starts a pre-vote when an electable node's election timer
+// runs out.
 func tickUnattached(n *Node) {
-	if n.isVoter && n.now >= n.electionDeadline {
+	if n.electable() && n.now >= n.electionDeadline {
 		n.becomeProspective()
 	}
 }

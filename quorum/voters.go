@@ -155,6 +155,19 @@ func (h *controlHistory) last() VoterSet {
 	return h.voters[len(h.voters)-1].set
 }
 
+// previous is the voter set in force before the newest one: the entry
+// before it, or the static set when the newest is the first entry; false
+// when there is none.
+func (h *controlHistory) previous() (VoterSet, bool) {
+	switch len(h.voters) {
+	case 0:
+		return nil, false
+	case 1:
+		return h.static, len(h.static) > 0
+	}
+	return h.voters[len(h.voters)-2].set, true
+}
+
 // lastOffset is the offset of the newest VotersRecord; false when the set
 // is the static one.
 func (h *controlHistory) lastOffset() (int64, bool) {
@@ -370,8 +383,9 @@ func loadControlHistory(log Log, static VoterSet) (controlHistory, error) {
 }
 
 // refreshVoters makes the newest voter set the one the node acts on: it
-// votes and stands only if the set names it (by id and directory), and a
-// leader counts the set's majority from now on.
+// stands only if the set names it (by id and directory), or while the set
+// that removed it is not known committed (electable), and a leader counts
+// the set's majority from now on.
 func (n *Node) refreshVoters() {
 	n.voterSet = n.control.last()
 	n.voters = n.voterSet.IDs()
@@ -380,6 +394,29 @@ func (n *Node) refreshVoters() {
 		n.lead.progress.setVoters(n.voterSet)
 		n.maybeAdvanceHighWatermark()
 	}
+}
+
+// electable says the node may stand for election: the newest voter set
+// names it, or that set removed it and the node does not know the removal
+// committed. The second is a rule beyond Apache's (whose replicas stand
+// only as members of their newest set): a removed voter that alone holds
+// its removal has the longest log, so no member can win without its vote,
+// which it refuses to a shorter log; if the other members are no majority
+// of the old set without it (a replica of theirs reformatted, or two
+// voters shrinking to one), no leader would be elected again. Standing, it
+// needs a majority of the newest set, the one it counts its election in as
+// any candidate does (it does not count itself), commits its removal as
+// leader and resigns (voterChangeCommitted), as Raft's removed leader does.
+func (n *Node) electable() bool {
+	if n.isVoter {
+		return true
+	}
+	prev, ok := n.control.previous()
+	if !ok || !prev.Has(n.id, n.cfg.DirectoryID) {
+		return false
+	}
+	offset, _ := n.control.lastOffset()
+	return n.hw <= offset
 }
 
 // applyAppended applies the control records of batches the node appends
