@@ -184,27 +184,50 @@ func compareOffsetEpoch(offA int64, epochA int32, offB int64, epochB int32) int 
 }
 
 func (n *Node) handleBeginQuorum(req *kmsg.BeginQuorumEpochRequest) *kmsg.BeginQuorumEpochResponse {
-	if !n.clusterIDOK(req.ClusterID) {
-		r := n.buildBeginQuorumResponse(req.Version, errNone)
-		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+	notice := leaderNotice{clusterID: req.ClusterID}
+	var p kmsg.BeginQuorumEpochRequestTopicPartition
+	if len(req.Topics) == 1 && len(req.Topics[0].Partitions) == 1 {
+		p = req.Topics[0].Partitions[0]
+		notice.shapeOK = singlePartition(1, req.Topics[0].Topic, 1, p.Partition)
+		notice.leader, notice.epoch = p.LeaderID, p.LeaderEpoch
+	}
+	if topLevel, code := n.checkLeaderNotice(notice); topLevel != errNone || code != errNone {
+		r := n.buildBeginQuorumResponse(req.Version, code)
+		if topLevel != errNone {
+			r.ErrorCode, r.Topics = topLevel, nil
+		}
 		return r
 	}
-	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
-		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
-		r := n.buildBeginQuorumResponse(req.Version, errNone)
-		r.ErrorCode, r.Topics = errInvalidRequest, nil
-		return r
-	}
-	p := req.Topics[0].Partitions[0]
-	if code := n.validateVoterOnly(p.LeaderID, p.LeaderEpoch); code != errNone {
-		return n.buildBeginQuorumResponse(req.Version, code)
-	}
-	n.maybeTransition(p.LeaderID, p.LeaderEpoch)
 	if req.Version >= 1 && req.VoterID >= 0 &&
 		(req.VoterID != n.id || (p.VoterDirectoryID != [16]byte{} && p.VoterDirectoryID != n.cfg.DirectoryID)) {
 		return n.buildBeginQuorumResponse(req.Version, errInvalidVoterKey)
 	}
 	return n.buildBeginQuorumResponse(req.Version, errNone)
+}
+
+// leaderNotice is what BeginQuorumEpoch and EndQuorumEpoch share: a leader
+// telling the voters of its epoch, begun or ended.
+type leaderNotice struct {
+	clusterID     *string
+	shapeOK       bool // one topic, the metadata partition
+	leader, epoch int32
+}
+
+// checkLeaderNotice applies the rules both notices share and, when they
+// pass, moves the node to the notice's epoch and leader. It returns a
+// top-level error (answered with no topics) or a partition error.
+func (n *Node) checkLeaderNotice(notice leaderNotice) (topLevel, code int16) {
+	switch {
+	case !n.clusterIDOK(notice.clusterID):
+		return errInconsistentClusterID, errNone
+	case !notice.shapeOK:
+		return errInvalidRequest, errNone
+	}
+	if code := n.validateVoterOnly(notice.leader, notice.epoch); code != errNone {
+		return errNone, code
+	}
+	n.maybeTransition(notice.leader, notice.epoch)
+	return errNone, errNone
 }
 
 func (n *Node) validateVoterOnly(remote, epoch int32) int16 {
@@ -236,22 +259,19 @@ func (n *Node) validateLeaderOnly(epoch int32) int16 {
 // handleEndQuorum takes a resigning leader's notice; a follower of it acts
 // on it in its step.
 func (n *Node) handleEndQuorum(m Message, req *kmsg.EndQuorumEpochRequest) *kmsg.EndQuorumEpochResponse {
-	if !n.clusterIDOK(req.ClusterID) {
-		r := n.buildEndQuorumResponse(req.Version, errNone)
-		r.ErrorCode, r.Topics = errInconsistentClusterID, nil
+	notice := leaderNotice{clusterID: req.ClusterID}
+	if len(req.Topics) == 1 && len(req.Topics[0].Partitions) == 1 {
+		p := req.Topics[0].Partitions[0]
+		notice.shapeOK = singlePartition(1, req.Topics[0].Topic, 1, p.Partition)
+		notice.leader, notice.epoch = p.LeaderID, p.LeaderEpoch
+	}
+	if topLevel, code := n.checkLeaderNotice(notice); topLevel != errNone || code != errNone {
+		r := n.buildEndQuorumResponse(req.Version, code)
+		if topLevel != errNone {
+			r.ErrorCode, r.Topics = topLevel, nil
+		}
 		return r
 	}
-	if len(req.Topics) != 1 || len(req.Topics[0].Partitions) != 1 ||
-		!singlePartition(1, req.Topics[0].Topic, 1, req.Topics[0].Partitions[0].Partition) {
-		r := n.buildEndQuorumResponse(req.Version, errNone)
-		r.ErrorCode, r.Topics = errInvalidRequest, nil
-		return r
-	}
-	p := req.Topics[0].Partitions[0]
-	if code := n.validateVoterOnly(p.LeaderID, p.LeaderEpoch); code != errNone {
-		return n.buildEndQuorumResponse(req.Version, code)
-	}
-	n.maybeTransition(p.LeaderID, p.LeaderEpoch)
 	n.rules().step(n, m, outRequest{})
 	return n.buildEndQuorumResponse(req.Version, errNone)
 }
