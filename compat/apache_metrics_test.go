@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -23,11 +24,7 @@ var apacheNamesNotServed = map[string]string{
 	"kafka_controller_controllereventmanager_avgidleratio":                           "no event queue; the quorum loop's idle share is poll_idle_ratio_avg",
 	"kafka_controller_kafkacontroller_eventqueueoperationsstartedcount":              "no event queue",
 	"kafka_controller_kafkacontroller_eventqueueoperationstimedoutcount":             "no event queue",
-	"kafka_controller_kafkacontroller_ignoredstaticvoters":                           "not yet",
-	"kafka_controller_controllerstats_uncleanleaderelections_total":                  "not yet",
-	"kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total":      "not yet",
 	"kafka_server_metadataloader_avgidleratio":                                       "no metadata loader thread: replay runs on the quorum loop",
-	"kafka_server_metadataloader_finalizedlevel":                                     "not yet",
 	"kafka_server_raftmetrics_current_vote_directory_id":                             "a string, which the rules drop",
 }
 
@@ -65,16 +62,7 @@ var apacheNamePrefixes = []string{
 // them) at a /metrics URL.
 func scrapeNames(t *testing.T, url string) map[string]bool {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
-	}
+	fams := scrapeFamilies(t, url)
 	names := map[string]bool{}
 	for name, f := range fams {
 		for _, prefix := range apacheNamePrefixes {
@@ -87,6 +75,22 @@ func scrapeNames(t *testing.T, url string) map[string]bool {
 		}
 	}
 	return names
+}
+
+// scrapeFamilies reads the metric families at a /metrics URL.
+func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	return fams
 }
 
 // TestApacheControllerMetricNames captures the metric names a real Apache
@@ -138,6 +142,7 @@ func TestApacheControllerMetricNames(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	kraftdNames := scrapeNames(t, "http://"+k.metricsAddr+"/metrics")
+	compareFeatureLevels(t, fmt.Sprintf("http://%s/metrics", Addr(ports[0])), "http://"+k.metricsAddr+"/metrics")
 	var served, missing, excused []string
 	for name := range apacheNames {
 		switch {

@@ -68,6 +68,10 @@ var apacheControllerNames = []string{
 	"kafka_server_metadataloader_handleloadsnapshotcount",
 	"kafka_server_snapshotemitter_latestsnapshotgeneratedbytes",
 	"kafka_server_snapshotemitter_latestsnapshotgeneratedagems",
+	"kafka_server_metadataloader_finalizedlevel",
+	"kafka_controller_kafkacontroller_ignoredstaticvoters",
+	"kafka_controller_controllerstats_uncleanleaderelections_total",
+	"kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total",
 }
 
 // leaderOnlyNames exist on the leader alone, as in Apache (addLeaderMetrics).
@@ -401,6 +405,7 @@ func checkScrapes(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
 		if got := familyValue(fams["kafka_server_raftmetrics_number_of_voters"]); got != 3 {
 			t.Errorf("node %d: number_of_voters = %v, want 3", n.ID, got)
 		}
+		checkFeatureMetrics(t, n, fams)
 		_, om := n.scrape(t, true)
 		if !strings.HasSuffix(strings.TrimSpace(om), "# EOF") ||
 			!strings.Contains(om, "\nkafka_server_raftchannelmetrics_request_total ") ||
