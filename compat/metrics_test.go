@@ -221,7 +221,11 @@ func familyValue(f *dto.MetricFamily) float64 {
 // formats, with one active controller among the three; then the leader's
 // /readyz turns not ready once its followers stop (SIGSTOP), and every
 // node is ready again once they continue; then the leader stops, its
-// followers turn not ready and are ready again under a new leader.
+// followers turn not ready and are ready again under a new leader; then
+// Strimzi's AbnormalControllerState alert fires while no controller can be
+// active, and its OfflinePartitions alert while an Apache broker holding
+// a partition's only replica is down (prometheus_test.go,
+// metrics_offline_test.go).
 func TestKraftdMetricsAndReadiness(t *testing.T) {
 	nodes := newMetricsQuorum(t)
 	prom := startQuorumPrometheus(t, nodes)
@@ -239,6 +243,7 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	leader = checkReadiness(t, nodes, leader)
 	stopped := checkLifecycleLog(t, nodes, leader)
 	checkControllerAlert(t, prom, nodes, stopped)
+	checkOfflinePartitionsAlert(t, prom, nodes)
 }
 
 // checkLifecycleLog stops the leader gracefully and reads the lifecycle in
