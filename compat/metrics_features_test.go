@@ -1,7 +1,9 @@
 package compat
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -67,4 +69,39 @@ func compareFeatureLevels(t *testing.T, apacheURL, kraftdURL string) {
 	if kraftd["kraft.version"] != 1 || kraftd["metadata.version"] < 1 {
 		t.Errorf("kraftd's finalizedlevel %v: want kraft.version 1 and metadata.version", kraftd)
 	}
+}
+
+// attachMetricsListeners gives every kraftd member of a mixed quorum, not
+// yet started, a metrics listener on a free port, and returns their
+// addresses by member.
+func attachMetricsListeners(t *testing.T, members []*MixedMember) map[*MixedMember]string {
+	t.Helper()
+	out := map[*MixedMember]string{}
+	for _, m := range members {
+		if m.Kind != KindKraftd {
+			continue
+		}
+		out[m] = Addr(FreePorts(t, 1)[0])
+		appendProperty(t, m.Config(), "kraftd.metrics.listener", "http://"+out[m])
+	}
+	return out
+}
+
+// waitStaticVotersIgnored waits until every kraftd member serves
+// IgnoredStaticVoters at want (1 once kraft.version 1 wrote a VotersRecord
+// over controller.quorum.voters) and FinalizedLevel's kraft.version at
+// kraftVersion.
+func waitStaticVotersIgnored(t *testing.T, listeners map[*MixedMember]string, want, kraftVersion float64) {
+	t.Helper()
+	for m, addr := range listeners {
+		Eventually(t, time.Minute, fmt.Sprintf("%s: ignoredstaticvoters %v, kraft.version %v", m, want, kraftVersion), nil, func() error {
+			fams := scrapeFamilies(t, "http://"+addr+"/metrics")
+			got, level := familyValue(fams["kafka_controller_kafkacontroller_ignoredstaticvoters"]), featureLevels(fams)["kraft.version"]
+			if got != want || level != kraftVersion {
+				return fmt.Errorf("ignoredstaticvoters %v, finalizedlevel kraft.version %v", got, level)
+			}
+			return nil
+		})
+	}
+	t.Logf("%d kraftd members serve ignoredstaticvoters %v, kraft.version %v", len(listeners), want, kraftVersion)
 }
