@@ -97,17 +97,27 @@ func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
 // 4.1.2 controller exposes through the Prometheus JMX exporter (the agent
 // Strimzi runs) with Strimzi's naming rules, and checks that a kraftd
 // controller serves each one, or that it is listed with the reason it is
-// not.
+// not. make compat-matrix (FullMatrixEnv) captures 4.4.0's too.
 func TestApacheControllerMetricNames(t *testing.T) {
+	versions := []string{"4.1.2"}
+	if os.Getenv(FullMatrixEnv) != "" {
+		versions = Versions
+	}
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) { checkApacheControllerMetricNames(t, v) })
+	}
+}
+
+func checkApacheControllerMetricNames(t *testing.T, version string) {
 	ReserveJVMs(t, 2)
 	agent := filepath.Join(os.Getenv(CacheEnv), "jmx-exporter", "jmx_prometheus_javaagent.jar")
 	if _, err := os.Stat(agent); err != nil {
 		t.Fatalf("the JMX exporter is not fetched: run `make kafka` (scripts/fetch-jmx-exporter.sh): %v", err)
 	}
 	ports := FreePorts(t, 2)
-	apache := NewApacheController(t, ApacheOptions{Version: "4.1.2", NodeID: 1})
+	apache := NewApacheController(t, ApacheOptions{Version: version, NodeID: 1})
 	apache.Format(t, NewUUID(), "--standalone")
-	apache.Proc = NewProcess(t, "apache-4.1.2-jmx", Launcher(t), apache.Version, MainKafka, apache.Config)
+	apache.Proc = NewProcess(t, "apache-"+version+"-jmx", Launcher(t), apache.Version, MainKafka, apache.Config)
 	rules := filepath.Join(RepoRoot(t), "compat", "testdata", "jmx-exporter-controller.yml")
 	apache.Proc.Env = []string{fmt.Sprintf("KAFKA_OPTS=-javaagent:%s=127.0.0.1:%d:%s", agent, ports[0], rules)}
 	apache.Proc.Start()
@@ -157,13 +167,13 @@ func TestApacheControllerMetricNames(t *testing.T) {
 	sort.Strings(served)
 	sort.Strings(missing)
 	sort.Strings(excused)
-	t.Logf("%d Apache 4.1.2 controller names served by kraftd: %s", len(served), strings.Join(served, " "))
+	t.Logf("%d Apache %s controller names served by kraftd: %s", len(served), version, strings.Join(served, " "))
 	byReason := map[string]int{}
 	for _, e := range excused {
 		byReason[e[strings.Index(e, " (")+2:len(e)-1]]++
 	}
 	t.Logf("%d not served, by reason: %v", len(excused), byReason)
 	if len(missing) > 0 {
-		t.Errorf("kraftd serves no %s, which Apache 4.1.2's controller exposes through the JMX exporter", strings.Join(missing, ", "))
+		t.Errorf("kraftd serves no %s, which Apache %s's controller exposes through the JMX exporter", strings.Join(missing, ", "), version)
 	}
 }

@@ -10,7 +10,8 @@ import (
 
 // featureLevels reads kafka_server_metadataloader_finalizedlevel (Apache's
 // MetadataLoader FinalizedLevel, labelled featureName by Strimzi's rules)
-// as a map from feature to level.
+// as a map from the feature's tag (Apache's camel case: metadataVersion)
+// to its level.
 func featureLevels(fams map[string]*dto.MetricFamily) map[string]float64 {
 	out := map[string]float64{}
 	for _, m := range fams["kafka_server_metadataloader_finalizedlevel"].GetMetric() {
@@ -32,10 +33,10 @@ func checkFeatureMetrics(t *testing.T, n *metricsNode, fams map[string]*dto.Metr
 	t.Helper()
 	levels := featureLevels(fams)
 	mv := familyValue(fams["kafka_server_metadataloader_currentmetadataversion"])
-	if levels["metadata.version"] != mv || mv < 1 {
+	if levels["metadataVersion"] != mv || mv < 1 {
 		t.Errorf("node %d: finalizedlevel %v, currentmetadataversion %v: want metadata.version's level there", n.ID, levels, mv)
 	}
-	if v, ok := levels["kraft.version"]; !ok || v != 0 {
+	if v, ok := levels["kraftVersion"]; !ok || v != 0 {
 		t.Errorf("node %d: finalizedlevel %v: want kraft.version 0 on a static quorum", n.ID, levels)
 	}
 	for _, name := range []string{
@@ -63,10 +64,10 @@ func compareFeatureLevels(t *testing.T, apacheURL, kraftdURL string) {
 			t.Errorf("kraftd's finalizedlevel names no %s, which Apache's does: %v", name, kraftd)
 		}
 	}
-	if v, ok := apache["kraft.version"]; ok && v != 1 {
-		t.Errorf("Apache's finalizedlevel{featureName=\"kraft.version\"} is %v, want 1", v)
+	if v, ok := apache["kraftVersion"]; ok && v != 1 {
+		t.Errorf("Apache's finalizedlevel{featureName=\"kraftVersion\"} is %v, want 1", v)
 	}
-	if kraftd["kraft.version"] != 1 || kraftd["metadata.version"] < 1 {
+	if kraftd["kraftVersion"] != 1 || kraftd["metadataVersion"] < 1 {
 		t.Errorf("kraftd's finalizedlevel %v: want kraft.version 1 and metadata.version", kraftd)
 	}
 }
@@ -96,7 +97,7 @@ func waitStaticVotersIgnored(t *testing.T, listeners map[*MixedMember]string, wa
 	for m, addr := range listeners {
 		Eventually(t, time.Minute, fmt.Sprintf("%s: ignoredstaticvoters %v, kraft.version %v", m, want, kraftVersion), nil, func() error {
 			fams := scrapeFamilies(t, "http://"+addr+"/metrics")
-			got, level := familyValue(fams["kafka_controller_kafkacontroller_ignoredstaticvoters"]), featureLevels(fams)["kraft.version"]
+			got, level := familyValue(fams["kafka_controller_kafkacontroller_ignoredstaticvoters"]), featureLevels(fams)["kraftVersion"]
 			if got != want || level != kraftVersion {
 				return fmt.Errorf("ignoredstaticvoters %v, finalizedlevel kraft.version %v", got, level)
 			}

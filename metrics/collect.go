@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -185,13 +186,13 @@ func (c *collector) collectController(ch chan<- prometheus.Metric, st quorum.Sta
 	emit(ch, prometheus.CounterValue, "kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total",
 		"Leader elections from the eligible leader replicas in the records replayed since start.", float64(cs.ElectionsFromELR))
 	for name, level := range cs.Features {
-		gauge(ch, "kafka_server_metadataloader_finalizedlevel", "The finalized level of a feature.", float64(level), "featureName", name)
+		gauge(ch, "kafka_server_metadataloader_finalizedlevel", "The finalized level of a feature.", float64(level), "featureName", featureTag(name))
 	}
 	// kraft.version is finalized in the log's control records, not among
 	// the image's features.
 	if _, ok := cs.Features[controller.KRaftVersionFeature]; !ok {
 		gauge(ch, "kafka_server_metadataloader_finalizedlevel", "The finalized level of a feature.", float64(st.KRaftVersion),
-			"featureName", controller.KRaftVersionFeature)
+			"featureName", featureTag(controller.KRaftVersionFeature))
 	}
 	gauge(ch, "kafka_server_metadataloader_currentmetadataversion", "The finalized metadata.version level.", float64(cs.MetadataVersion))
 	gauge(ch, "kafka_server_metadataloader_handleloadsnapshotcount", "Snapshots the metadata image was loaded from.", float64(m.snapshotsLoaded.Load()))
@@ -199,6 +200,19 @@ func (c *collector) collectController(ch chan<- prometheus.Metric, st quorum.Sta
 	gauge(ch, "kafka_server_snapshotemitter_latestsnapshotgeneratedagems", "Ms since this node last wrote a snapshot (since it started, before any).",
 		float64(max(now.UnixMilli()-m.snapshotAtMs.Load(), 0)))
 	gauge(ch, "kafka_server_metadataloader_currentcontrollerid", "The id of the active controller, -1 when none is known.", float64(st.LeaderID))
+}
+
+// featureTag is a feature's name as Apache's FinalizedLevel tags it: the
+// dots dropped and each word after the first capitalized
+// (metadata.version: metadataVersion), like its other Yammer tags.
+func featureTag(name string) string {
+	words := strings.Split(name, ".")
+	for i := 1; i < len(words); i++ {
+		if w := words[i]; w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, "")
 }
 
 func (c *collector) collectChannel(ch chan<- prometheus.Metric) {
