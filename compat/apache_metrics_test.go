@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -23,11 +24,7 @@ var apacheNamesNotServed = map[string]string{
 	"kafka_controller_controllereventmanager_avgidleratio":                           "no event queue; the quorum loop's idle share is poll_idle_ratio_avg",
 	"kafka_controller_kafkacontroller_eventqueueoperationsstartedcount":              "no event queue",
 	"kafka_controller_kafkacontroller_eventqueueoperationstimedoutcount":             "no event queue",
-	"kafka_controller_kafkacontroller_ignoredstaticvoters":                           "not yet",
-	"kafka_controller_controllerstats_uncleanleaderelections_total":                  "not yet",
-	"kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total":      "not yet",
 	"kafka_server_metadataloader_avgidleratio":                                       "no metadata loader thread: replay runs on the quorum loop",
-	"kafka_server_metadataloader_finalizedlevel":                                     "not yet",
 	"kafka_server_raftmetrics_current_vote_directory_id":                             "a string, which the rules drop",
 }
 
@@ -65,16 +62,7 @@ var apacheNamePrefixes = []string{
 // them) at a /metrics URL.
 func scrapeNames(t *testing.T, url string) map[string]bool {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
-	}
+	fams := scrapeFamilies(t, url)
 	names := map[string]bool{}
 	for name, f := range fams {
 		for _, prefix := range apacheNamePrefixes {
@@ -89,21 +77,47 @@ func scrapeNames(t *testing.T, url string) map[string]bool {
 	return names
 }
 
+// scrapeFamilies reads the metric families at a /metrics URL.
+func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("scrape %s: %v", url, err)
+	}
+	return fams
+}
+
 // TestApacheControllerMetricNames captures the metric names a real Apache
 // 4.1.2 controller exposes through the Prometheus JMX exporter (the agent
 // Strimzi runs) with Strimzi's naming rules, and checks that a kraftd
 // controller serves each one, or that it is listed with the reason it is
-// not.
+// not. make compat-matrix (FullMatrixEnv) captures 4.4.0's too.
 func TestApacheControllerMetricNames(t *testing.T) {
+	versions := []string{"4.1.2"}
+	if os.Getenv(FullMatrixEnv) != "" {
+		versions = Versions
+	}
+	for _, v := range versions {
+		t.Run(v, func(t *testing.T) { checkApacheControllerMetricNames(t, v) })
+	}
+}
+
+func checkApacheControllerMetricNames(t *testing.T, version string) {
 	ReserveJVMs(t, 2)
 	agent := filepath.Join(os.Getenv(CacheEnv), "jmx-exporter", "jmx_prometheus_javaagent.jar")
 	if _, err := os.Stat(agent); err != nil {
 		t.Fatalf("the JMX exporter is not fetched: run `make kafka` (scripts/fetch-jmx-exporter.sh): %v", err)
 	}
 	ports := FreePorts(t, 2)
-	apache := NewApacheController(t, ApacheOptions{Version: "4.1.2", NodeID: 1})
+	apache := NewApacheController(t, ApacheOptions{Version: version, NodeID: 1})
 	apache.Format(t, NewUUID(), "--standalone")
-	apache.Proc = NewProcess(t, "apache-4.1.2-jmx", Launcher(t), apache.Version, MainKafka, apache.Config)
+	apache.Proc = NewProcess(t, "apache-"+version+"-jmx", Launcher(t), apache.Version, MainKafka, apache.Config)
 	rules := filepath.Join(RepoRoot(t), "compat", "testdata", "jmx-exporter-controller.yml")
 	apache.Proc.Env = []string{fmt.Sprintf("KAFKA_OPTS=-javaagent:%s=127.0.0.1:%d:%s", agent, ports[0], rules)}
 	apache.Proc.Start()
@@ -138,6 +152,7 @@ func TestApacheControllerMetricNames(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	kraftdNames := scrapeNames(t, "http://"+k.metricsAddr+"/metrics")
+	compareFeatureLevels(t, fmt.Sprintf("http://%s/metrics", Addr(ports[0])), "http://"+k.metricsAddr+"/metrics")
 	var served, missing, excused []string
 	for name := range apacheNames {
 		switch {
@@ -152,13 +167,13 @@ func TestApacheControllerMetricNames(t *testing.T) {
 	sort.Strings(served)
 	sort.Strings(missing)
 	sort.Strings(excused)
-	t.Logf("%d Apache 4.1.2 controller names served by kraftd: %s", len(served), strings.Join(served, " "))
+	t.Logf("%d Apache %s controller names served by kraftd: %s", len(served), version, strings.Join(served, " "))
 	byReason := map[string]int{}
 	for _, e := range excused {
 		byReason[e[strings.Index(e, " (")+2:len(e)-1]]++
 	}
 	t.Logf("%d not served, by reason: %v", len(excused), byReason)
 	if len(missing) > 0 {
-		t.Errorf("kraftd serves no %s, which Apache 4.1.2's controller exposes through the JMX exporter", strings.Join(missing, ", "))
+		t.Errorf("kraftd serves no %s, which Apache %s's controller exposes through the JMX exporter", strings.Join(missing, ", "), version)
 	}
 }

@@ -68,6 +68,10 @@ var apacheControllerNames = []string{
 	"kafka_server_metadataloader_handleloadsnapshotcount",
 	"kafka_server_snapshotemitter_latestsnapshotgeneratedbytes",
 	"kafka_server_snapshotemitter_latestsnapshotgeneratedagems",
+	"kafka_server_metadataloader_finalizedlevel",
+	"kafka_controller_kafkacontroller_ignoredstaticvoters",
+	"kafka_controller_controllerstats_uncleanleaderelections_total",
+	"kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total",
 }
 
 // leaderOnlyNames exist on the leader alone, as in Apache (addLeaderMetrics).
@@ -217,7 +221,11 @@ func familyValue(f *dto.MetricFamily) float64 {
 // formats, with one active controller among the three; then the leader's
 // /readyz turns not ready once its followers stop (SIGSTOP), and every
 // node is ready again once they continue; then the leader stops, its
-// followers turn not ready and are ready again under a new leader.
+// followers turn not ready and are ready again under a new leader; then
+// Strimzi's AbnormalControllerState alert fires while no controller can be
+// active, and its OfflinePartitions alert while an Apache broker holding
+// a partition's only replica is down (prometheus_test.go,
+// metrics_offline_test.go).
 func TestKraftdMetricsAndReadiness(t *testing.T) {
 	nodes := newMetricsQuorum(t)
 	prom := startQuorumPrometheus(t, nodes)
@@ -235,6 +243,7 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	leader = checkReadiness(t, nodes, leader)
 	stopped := checkLifecycleLog(t, nodes, leader)
 	checkControllerAlert(t, prom, nodes, stopped)
+	checkOfflinePartitionsAlert(t, prom, nodes)
 }
 
 // checkLifecycleLog stops the leader gracefully and reads the lifecycle in
@@ -401,6 +410,7 @@ func checkScrapes(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
 		if got := familyValue(fams["kafka_server_raftmetrics_number_of_voters"]); got != 3 {
 			t.Errorf("node %d: number_of_voters = %v, want 3", n.ID, got)
 		}
+		checkFeatureMetrics(t, n, fams)
 		_, om := n.scrape(t, true)
 		if !strings.HasSuffix(strings.TrimSpace(om), "# EOF") ||
 			!strings.Contains(om, "\nkafka_server_raftchannelmetrics_request_total ") ||

@@ -61,6 +61,7 @@ func runKRaftVersionUpgrade(t *testing.T, v, leaderKind string) {
 	}
 	members, _ := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{leaderKind, leaderKind, other}})
 	first, third := members[:2], members[2]
+	listeners := attachMetricsListeners(t, members)
 	StartMixed(t, first...)
 	WaitMixedLeader(t, first, nil)
 	StartMixed(t, third)
@@ -70,6 +71,7 @@ func runKRaftVersionUpgrade(t *testing.T, v, leaderKind string) {
 		t.Fatalf("%s leads, want a %s leader", leader, leaderKind)
 	}
 	at(fmt.Sprintf("static quorum led by %s, epoch %d", leader, cur.LeaderEpoch))
+	waitStaticVotersIgnored(t, listeners, 0, 0)
 
 	features := func(args ...string) (string, error) {
 		return Features(t, v, append([]string{"--bootstrap-controller", leader.Addr()}, args...)...)
@@ -102,6 +104,7 @@ func runKRaftVersionUpgrade(t *testing.T, v, leaderKind string) {
 		return VotersCaughtUp(s.HighWatermark)(s)
 	})
 	checkUpgradedQuorum(t, v, members, cur)
+	waitStaticVotersIgnored(t, listeners, 1, 1)
 	// kraft.version never goes back (what the tool prints of it differs
 	// between Apache releases).
 	out, err = features("downgrade", "--feature", "kraft.version=0")

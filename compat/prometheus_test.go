@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,46 +42,57 @@ func startQuorumPrometheus(t *testing.T, nodes []*metricsNode) *Prometheus {
 	for _, n := range nodes {
 		targets = append(targets, PrometheusTarget{Addr: n.metricsAddr, Labels: map[string]string{
 			"namespace": "kraftd-test", "kubernetes_pod_name": podName(n),
-			"strimzi_io_cluster": "my-cluster", "strimzi_io_name": "my-cluster-kafka",
+			"strimzi_io_cluster": "my-cluster", "strimzi_io_name": "my-cluster-kafka", "container": "kafka",
 		}})
 	}
 	return StartPrometheus(t, targets, quorumRules)
 }
 
-// dashboardQueries are the queries of the panels of Strimzi's KRaft
-// dashboard (strimzi-kraft.json) that read controller metrics: a sum (or
-// max, for the state) per pod of a gauge, and a per-pod irate of the raft
-// channel's counters, with the dashboard's variables set to this cluster.
-func dashboardQueries() []string {
-	const sel = `{namespace="kraftd-test",strimzi_io_cluster="my-cluster",kubernetes_pod_name=~"my-cluster-controller-.*"}`
-	q := []string{
-		`max(kafka_server_raftmetrics_current_state) by (kubernetes_pod_name, current_state)`,
-		`sum(process_open_fds` + sel + `) by (kubernetes_pod_name)`,
-	}
-	for _, g := range []string{"append_records_rate", "fetch_records_rate", "commit_latency_avg", "current_leader",
-		"current_vote", "current_epoch", "high_watermark", "log_end_offset"} {
-		q = append(q, "sum(kafka_server_raftmetrics_"+g+sel+") by (kubernetes_pod_name)")
-	}
-	for _, c := range []string{"incoming_byte_total", "outgoing_byte_total", "request_total", "response_total"} {
-		q = append(q, "sum(irate(kafka_server_raftchannelmetrics_"+c+sel+"[5m])) by (kubernetes_pod_name)")
-	}
-	return q
+// dashboardPanel is one panel of Strimzi's KRaft dashboard
+// (strimzi-kraft.json) that reads a controller's own metrics: its title
+// and its query as the dashboard writes it, with the dashboard's
+// variables. The panels left out read the JVM (jvm_*), the kubelet or
+// cAdvisor, none of which a kraftd process serves.
+type dashboardPanel struct{ title, expr string }
+
+var strimziKRaftPanels = []dashboardPanel{
+	{"Open File Descriptors", `sum(process_open_fds{namespace="$kubernetes_namespace",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node",container="kafka"}) by (kubernetes_pod_name)`},
+	{"Append Metadata Records Rate", `sum(kafka_server_raftmetrics_append_records_rate{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}) by (kubernetes_pod_name)`},
+	{"Fetch Metadata Records Rate", `sum(kafka_server_raftmetrics_fetch_records_rate{namespace="$kubernetes_namespace",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node",strimzi_io_name="$strimzi_cluster_name-kafka"}) by (kubernetes_pod_name)`},
+	{"Metadata Records Commit Latency", `sum(kafka_server_raftmetrics_commit_latency_avg{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}) by (kubernetes_pod_name)`},
+	{"Current Raft State", `max(kafka_server_raftmetrics_current_state) by (kubernetes_pod_name, current_state)`},
+	{"Current Quorum Leader", `sum(kafka_server_raftmetrics_current_leader{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}) by (kubernetes_pod_name)`},
+	{"Current Voted Leader", `sum(kafka_server_raftmetrics_current_vote{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}) by (kubernetes_pod_name)`},
+	{"Current Quorum Epoch", `sum(kafka_server_raftmetrics_current_epoch{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}) by (kubernetes_pod_name)`},
+	{"Metadata Topic Incoming Bytes Rate", `sum(irate(kafka_server_raftchannelmetrics_incoming_byte_total{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}[5m])) by (kubernetes_pod_name)`},
+	{"Metadata Topic Outgoing Bytes Rate", `sum(irate(kafka_server_raftchannelmetrics_outgoing_byte_total{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}[5m])) by (kubernetes_pod_name)`},
+	{"Metadata Topic Requests Rate", `sum(irate(kafka_server_raftchannelmetrics_request_total{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}[5m])) by (kubernetes_pod_name)`},
+	{"Metadata Topic Responses Rate", `sum(irate(kafka_server_raftchannelmetrics_response_total{namespace="$kubernetes_namespace",strimzi_io_cluster="$strimzi_cluster_name",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node"}[5m])) by (kubernetes_pod_name)`},
+	{"High Watermark", `sum(kafka_server_raftmetrics_high_watermark{namespace="$kubernetes_namespace",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node",strimzi_io_name="$strimzi_cluster_name-kafka"}) by (kubernetes_pod_name)`},
+	{"Log End Offset", `sum(kafka_server_raftmetrics_log_end_offset{namespace="$kubernetes_namespace",kubernetes_pod_name=~"$strimzi_cluster_name-$kraft_node",strimzi_io_name="$strimzi_cluster_name-kafka"}) by (kubernetes_pod_name)`},
 }
 
-// checkDashboardQueries waits until every dashboard query returns a series
-// for each of the three pods, and logs the answers.
+// dashboardVariables are the dashboard's variables set to this cluster.
+var dashboardVariables = strings.NewReplacer("$kubernetes_namespace", "kraftd-test", "$strimzi_cluster_name", "my-cluster", "$kraft_node", "controller-.*")
+
+// checkDashboardQueries waits until every dashboard panel's query returns
+// a series for each of the three pods, and prints the answers as the
+// Markdown table docs/metrics.md keeps (panel, query, result per pod).
 func checkDashboardQueries(t *testing.T, prom *Prometheus, nodes []*metricsNode) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for _, expr := range dashboardQueries() {
+	var table strings.Builder
+	table.WriteString("| panel | query | result |\n|---|---|---|\n")
+	for _, panel := range strimziKRaftPanels {
+		expr := dashboardVariables.Replace(panel.expr)
 		for {
 			res, err := prom.Query(expr)
 			pods := map[string]string{}
 			for _, r := range res {
-				pods[r.Metric["kubernetes_pod_name"]] = fmt.Sprintf("%s%v", stateLabel(r), r.Value[1])
+				pods[r.Metric["kubernetes_pod_name"]] += fmt.Sprintf("%s%v", stateLabel(r), r.Value[1])
 			}
 			if err == nil && len(pods) == len(nodes) {
-				t.Logf("%s -> %v", expr, pods)
+				fmt.Fprintf(&table, "| %s | `%s` | %s |\n", panel.title, strings.ReplaceAll(expr, "|", "\\|"), podResults(pods))
 				break
 			}
 			if time.Now().After(deadline) {
@@ -88,6 +101,21 @@ func checkDashboardQueries(t *testing.T, prom *Prometheus, nodes []*metricsNode)
 			time.Sleep(250 * time.Millisecond)
 		}
 	}
+	t.Logf("Strimzi KRaft dashboard panels on this quorum:\n%s", table.String())
+}
+
+// podResults is each pod's answer, in pod order, for the table.
+func podResults(pods map[string]string) string {
+	var names []string
+	for p := range pods {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, p := range names {
+		out = append(out, strings.TrimPrefix(p, "my-cluster-")+": "+pods[p])
+	}
+	return strings.Join(out, ", ")
 }
 
 func stateLabel(r PromSample) string {

@@ -148,6 +148,7 @@ func TestKraftdQuorumOverSASLSSL(t *testing.T) {
 			t.Errorf("%s: ClusterId %q, want %q:\n%s", v, got["ClusterId"], clusterID, status)
 		}
 	}
+	checkStatusSecured(t, "SASL_SSL", members, clusterID, clientProps)
 	// Without TLS the listener serves nothing, SASL or not.
 	tlsAddrs.Delete(members[0].Addr())
 	if _, err := Dial(context.Background(), members[0].Addr()); err == nil {

@@ -63,6 +63,7 @@ func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 			}
 		}
 	}
+	checkStatusSecured(t, "SSL", members, clusterID, clientProps)
 	checkRotatedKeystoreServed(t, k, members)
 	for _, m := range members {
 		if out := m.Proc().Output(); !strings.Contains(out, "principal") || !strings.Contains(out, "User:CN=controller,O=kraftd compat") {

@@ -26,6 +26,8 @@ type Controller struct {
 	// RegisterBrokerRecord: a broker is caught up once its metadata
 	// offset reaches it.
 	registerOffsets map[int32]int64
+	// elections counts the unclean and ELR elections replayed (elections.go).
+	elections electionCounts
 	// watchOwn is set while the core keeps a speculative image: Replay
 	// then notes the records that change the image, for the core to cross
 	// off its own (pipeline.go); diverged is set once one is not.
@@ -60,6 +62,7 @@ func (c *Controller) Replay(offset int64, rec metadata.Record) error {
 	if r, ok := rec.(*metadata.RegisterBrokerRecord); ok {
 		c.registerOffsets[r.BrokerId] = offset
 	}
+	c.countElection(rec)
 	err := c.image.Apply(rec)
 	if c.watchOwn {
 		c.noteReplayed(offset, rec, err)

@@ -1,6 +1,9 @@
 package controller
 
-import "time"
+import (
+	"maps"
+	"time"
+)
 
 // ClusterStats is what the committed image says about the cluster, as
 // Apache's ControllerMetadataMetrics counts it: every controller, active
@@ -15,6 +18,12 @@ type ClusterStats struct {
 	OfflinePartitions, ImbalancedPartitions int
 	// MetadataVersion is the finalized metadata.version level, 0 if none.
 	MetadataVersion int16
+	// Features are the finalized feature levels of the image
+	// (metadata.version among them), for Apache's FinalizedLevel.
+	Features map[string]int16
+	// UncleanLeaderElections and ElectionsFromELR count the elections the
+	// records replayed since start made (elections.go).
+	UncleanLeaderElections, ElectionsFromELR int64
 }
 
 // Stats counts the committed image. It walks every partition under the
@@ -25,7 +34,8 @@ func (c *Controller) Stats() ClusterStats {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	im := c.image
-	s := ClusterStats{Topics: len(im.Topics), MetadataVersion: metadataVersion(im)}
+	s := ClusterStats{Topics: len(im.Topics), MetadataVersion: metadataVersion(im), Features: maps.Clone(im.Features),
+		UncleanLeaderElections: c.elections.unclean, ElectionsFromELR: c.elections.fromELR}
 	for _, b := range im.Brokers {
 		if b.Fenced {
 			s.FencedBrokers++

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -176,12 +177,42 @@ func (c *collector) collectController(ch chan<- prometheus.Metric, st quorum.Sta
 		gauge(ch, controllerPrefix+"timesincelastheartbeatreceivedms", "Time since the active controller last heard a heartbeat from the broker, in ms.",
 			float64(age.Milliseconds()), "broker", strconv.Itoa(int(id)))
 	}
+	gauge(ch, controllerPrefix+"ignoredstaticvoters", "1 if controller.quorum.voters is set but the log's voter set (a VotersRecord) is followed instead.",
+		boolFloat(st.IgnoredStaticVoters))
+	// Apache's ControllerStats meters, through Strimzi's PerSec rule: the
+	// meter's Count as a counter.
+	emit(ch, prometheus.CounterValue, "kafka_controller_controllerstats_uncleanleaderelections_total",
+		"Unclean leader elections (a leader marked RECOVERING) in the records replayed since start.", float64(cs.UncleanLeaderElections))
+	emit(ch, prometheus.CounterValue, "kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total",
+		"Leader elections from the eligible leader replicas in the records replayed since start.", float64(cs.ElectionsFromELR))
+	for name, level := range cs.Features {
+		gauge(ch, "kafka_server_metadataloader_finalizedlevel", "The finalized level of a feature.", float64(level), "featureName", featureTag(name))
+	}
+	// kraft.version is finalized in the log's control records, not among
+	// the image's features.
+	if _, ok := cs.Features[controller.KRaftVersionFeature]; !ok {
+		gauge(ch, "kafka_server_metadataloader_finalizedlevel", "The finalized level of a feature.", float64(st.KRaftVersion),
+			"featureName", featureTag(controller.KRaftVersionFeature))
+	}
 	gauge(ch, "kafka_server_metadataloader_currentmetadataversion", "The finalized metadata.version level.", float64(cs.MetadataVersion))
 	gauge(ch, "kafka_server_metadataloader_handleloadsnapshotcount", "Snapshots the metadata image was loaded from.", float64(m.snapshotsLoaded.Load()))
 	gauge(ch, "kafka_server_snapshotemitter_latestsnapshotgeneratedbytes", "Size of the last snapshot this node wrote; 0 before any.", float64(m.snapshotBytes.Load()))
 	gauge(ch, "kafka_server_snapshotemitter_latestsnapshotgeneratedagems", "Ms since this node last wrote a snapshot (since it started, before any).",
 		float64(max(now.UnixMilli()-m.snapshotAtMs.Load(), 0)))
 	gauge(ch, "kafka_server_metadataloader_currentcontrollerid", "The id of the active controller, -1 when none is known.", float64(st.LeaderID))
+}
+
+// featureTag is a feature's name as Apache's FinalizedLevel tags it: the
+// dots dropped and each word after the first capitalized
+// (metadata.version: metadataVersion), like its other Yammer tags.
+func featureTag(name string) string {
+	words := strings.Split(name, ".")
+	for i := 1; i < len(words); i++ {
+		if w := words[i]; w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, "")
 }
 
 func (c *collector) collectChannel(ch chan<- prometheus.Metric) {

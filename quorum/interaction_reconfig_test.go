@@ -143,7 +143,12 @@ func (e *interactionEnv) printVoters(_ *testing.T, c testCmd) {
 			}
 			parts = append(parts, fmt.Sprintf("%d(%s,:%d,kraft=%d-%d)", v.ID, dir, v.Endpoints[0].Port, v.MinKRaft, v.MaxKRaft))
 		}
-		e.printf("n%d kraft.version=%d voter=%t voters=%s\n", id, st.KRaftVersion, st.IsVoter, strings.Join(parts, " "))
+		// A static quorum upgraded to kraft.version 1 follows its log's set.
+		ignored := ""
+		if st.IgnoredStaticVoters {
+			ignored = " ignored-static-voters"
+		}
+		e.printf("n%d kraft.version=%d voter=%t voters=%s%s\n", id, st.KRaftVersion, st.IsVoter, strings.Join(parts, " "), ignored)
 	}
 }
 

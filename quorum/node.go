@@ -392,13 +392,17 @@ type Status struct {
 	// uncommitted-voter-change.
 	Observers              int
 	UncommittedVoterChange bool
+	// IgnoredStaticVoters says controller.quorum.voters is set but the
+	// log holds a VotersRecord, whose set the node follows instead
+	// (Apache's IgnoredStaticVoters).
+	IgnoredStaticVoters bool
 }
 
 // Status reports the node's current state.
 func (n *Node) Status() Status {
 	st := Status{SoftState: n.softState(), KRaftVersion: n.control.kraftVersion(), Voters: n.voterSet,
 		HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch,
-		LeaderContactMs: n.leaderContactMs}
+		LeaderContactMs: n.leaderContactMs, IgnoredStaticVoters: len(n.control.static) > 0 && len(n.control.voters) > 0}
 	if n.role == RoleLeader {
 		pr := &n.lead.progress
 		st.LeaderContactMs = pr.majorityFetchedAt(n.now)

@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/server"
 )
 
 func statusCommand() *cli.Command {
@@ -23,10 +24,13 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "show a controller quorum at a glance: leader, epoch, high watermark, each replica's lag, controllers, brokers and metadata.version",
 		Description: "Asks a controller over the Kafka protocol (ApiVersions, DescribeCluster, DescribeQuorum at the leader), " +
-			"as kafka-metadata-quorum.sh does, over PLAINTEXT. Brokers are counted from a controller's metrics listener " +
+			"as kafka-metadata-quorum.sh does, over PLAINTEXT or what --command-config says the listener needs. Brokers are counted from a controller's metrics listener " +
 			"(kraftd.metrics.listener) when --metrics names it: no Kafka request tells a client a controller's broker registrations.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "bootstrap-controller", Required: true, Usage: "host:port of any controller of the quorum"},
+			&cli.StringFlag{Name: "command-config", Usage: "a file of Apache client properties for a secured controller listener " +
+				"(security.protocol SSL, SASL_PLAINTEXT or SASL_SSL; ssl.truststore.*, ssl.keystore.* for a client certificate, " +
+				"ssl.endpoint.identification.algorithm; sasl.mechanism PLAIN or SCRAM-SHA-256/512 with sasl.jaas.config), as kafka-metadata-quorum.sh reads"},
 			&cli.StringFlag{Name: "metrics", Usage: "http://host:port of a controller's kraftd.metrics.listener, to count brokers"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
 			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the answers"},
@@ -78,7 +82,11 @@ type brokerCounts struct {
 func runStatus(c *cli.Context) error {
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
-	st, err := gatherStatus(ctx, c.String("bootstrap-controller"))
+	sec, err := clientSecurity(c.String("command-config"))
+	if err != nil {
+		return cli.Exit(fmt.Sprintf("kraftd status: --command-config %s: %v", c.String("command-config"), err), 2)
+	}
+	st, err := gatherStatus(ctx, c.String("bootstrap-controller"), sec)
 	if err != nil {
 		return cli.Exit(fmt.Sprintf("kraftd status: %v", err), 1)
 	}
@@ -98,9 +106,34 @@ func runStatus(c *cli.Context) error {
 	return nil
 }
 
-// ask sends req to the one controller at addr.
-func ask(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("kraftd-status"))
+// clientSecurity reads the --command-config file; none is PLAINTEXT.
+func clientSecurity(path string) (*server.ClientSecurity, error) {
+	if path == "" {
+		return &server.ClientSecurity{Protocol: "PLAINTEXT"}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	props, err := server.ParseProperties(f)
+	if err != nil {
+		return nil, err
+	}
+	return server.ParseClientSecurity(props)
+}
+
+// ask sends req to the one controller at addr, over the listener's
+// security protocol.
+func ask(ctx context.Context, addr string, sec *server.ClientSecurity, req kmsg.Request) (kmsg.Response, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("kraftd-status")}
+	if sec.TLS != nil {
+		opts = append(opts, kgo.DialTLSConfig(sec.TLS.Clone()))
+	}
+	if sec.SASL != nil {
+		opts = append(opts, kgo.SASL(sec.SASL))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -110,13 +143,13 @@ func ask(ctx context.Context, addr string, req kmsg.Request) (kmsg.Response, err
 
 // gatherStatus asks the bootstrap controller for the features and the
 // controllers, then the leader for the quorum.
-func gatherStatus(ctx context.Context, bootstrap string) (*quorumStatus, error) {
+func gatherStatus(ctx context.Context, bootstrap string, sec *server.ClientSecurity) (*quorumStatus, error) {
 	st := &quorumStatus{LeaderID: -1, Voters: []replicaStatus{}, Observers: []replicaStatus{}, Controllers: []controllerAddress{}}
 	avReq := kmsg.NewPtrApiVersionsRequest()
 	// kgo sends an ApiVersions as it is set: v3 carries the features.
 	avReq.SetVersion(3)
 	avReq.ClientSoftwareName, avReq.ClientSoftwareVersion = "kraftd-status", "0.1.0"
-	resp, err := ask(ctx, bootstrap, avReq)
+	resp, err := ask(ctx, bootstrap, sec, avReq)
 	if err != nil {
 		return nil, fmt.Errorf("ApiVersions to %s: %w", bootstrap, err)
 	}
@@ -132,7 +165,7 @@ func gatherStatus(ctx context.Context, bootstrap string) (*quorumStatus, error) 
 	}
 	dc := kmsg.NewPtrDescribeClusterRequest()
 	dc.EndpointType = 2 // controllers
-	resp, err = ask(ctx, bootstrap, dc)
+	resp, err = ask(ctx, bootstrap, sec, dc)
 	if err != nil {
 		return nil, fmt.Errorf("DescribeCluster to %s: %w", bootstrap, err)
 	}
@@ -153,7 +186,7 @@ func gatherStatus(ctx context.Context, bootstrap string) (*quorumStatus, error) 
 	t.Topic = "__cluster_metadata"
 	t.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	dq.Topics = []kmsg.DescribeQuorumRequestTopic{t}
-	resp, err = ask(ctx, leaderAddr, dq)
+	resp, err = ask(ctx, leaderAddr, sec, dq)
 	if err != nil {
 		return nil, fmt.Errorf("DescribeQuorum to %s: %w", leaderAddr, err)
 	}
