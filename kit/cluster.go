@@ -169,7 +169,9 @@ func (c *Cluster) Brokers() []*Node { return c.brokers }
 func (c *Cluster) Controllers() []*Node { return c.controllers }
 
 // Nodes are the controllers then the brokers.
-func (c *Cluster) Nodes() []*Node { return append(append([]*Node(nil), c.controllers...), c.brokers...) }
+func (c *Cluster) Nodes() []*Node {
+	return append(append([]*Node(nil), c.controllers...), c.brokers...)
+}
 
 // Node returns the node with that id, or nil.
 func (c *Cluster) Node(id int32) *Node {

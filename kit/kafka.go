@@ -1,8 +1,8 @@
 package kit
 
 import (
-	_ "embed"
 	"context"
+	_ "embed"
 	"fmt"
 	"os"
 	"os/exec"
