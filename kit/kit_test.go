@@ -111,4 +111,3 @@ func stateOf(t *testing.T, pid int) string {
 	}
 	return "not T"
 }
-
