@@ -87,9 +87,12 @@ func (c *Cluster) boot(ctx context.Context) error {
 		c.spec.Logf("kit: starting the cluster %s kept in %s again", layout.ClusterID, c.dir)
 	}
 	// Formatting runs a JVM per Apache node (seconds each): all at once.
+	start := time.Now()
 	if err := eachNode(c.Nodes(), func(n *Node) error { return c.prepare(ctx, n) }); err != nil {
 		return err
 	}
+	c.spec.Logf("kit: configured and formatted %d nodes in %v", len(c.Nodes()), time.Since(start).Round(time.Millisecond))
+	start = time.Now()
 	for _, n := range c.Nodes() {
 		if err := n.Start(); err != nil {
 			return err
@@ -101,7 +104,11 @@ func (c *Cluster) boot(ctx context.Context) error {
 	}
 	ready, cancel := context.WithTimeout(ctx, c.spec.ReadyTimeout)
 	defer cancel()
-	return c.WaitReady(ready)
+	if err := c.WaitReady(ready); err != nil {
+		return err
+	}
+	c.spec.Logf("kit: cluster %s ready (a produce succeeded) %v after its nodes started", c.layout.ClusterID, time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // eachNode runs fn for every node at once and returns the first error.
@@ -133,8 +140,10 @@ func (c *Cluster) saveLayout(supervisor int) error {
 // directory if Start made it. It is safe to call more than once.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		start := time.Now()
 		stopAll(procs(c.brokers))
 		stopAll(procs(c.controllers))
+		c.spec.Logf("kit: stopped the cluster in %v", time.Since(start).Round(time.Millisecond))
 		if c.temporary {
 			os.RemoveAll(c.dir)
 		} else if c.layout != nil {

@@ -109,10 +109,10 @@ func (c *Cluster) prepare(ctx context.Context, n *Node) error {
 		return fmt.Errorf("kit: %w", err)
 	}
 	conf := filepath.Join(n.Dir, "server.properties")
-	if err := os.WriteFile(conf, []byte(formatProperties(c.nodeConfig(n))), 0o644); err != nil {
+	props := c.nodeConfig(n)
+	if err := os.WriteFile(conf, []byte(formatProperties(props)), 0o644); err != nil {
 		return fmt.Errorf("kit: %w", err)
 	}
-	formatted := fileExists(filepath.Join(n.Dir, "data", "meta.properties"))
 	var format, run []string
 	var err error
 	line, _ := releaseLine(c.spec.Kafka)
@@ -126,17 +126,17 @@ func (c *Cluster) prepare(ctx context.Context, n *Node) error {
 			run, err = javaArgv(c.kafkaDir, n.Dir, mainKafka, conf)
 		}
 	case RoleBroker:
-		format, err = javaArgv(c.kafkaDir, n.Dir, mainStorageTool, "format", "-c", conf, "-t", c.layout.ClusterID)
-		if err == nil {
-			run, err = javaArgv(c.kafkaDir, n.Dir, mainKafka, conf)
-		}
+		run, err = javaArgv(c.kafkaDir, n.Dir, mainKafka, conf)
 	}
 	if err != nil {
 		return err
 	}
 	name := fmt.Sprintf("%s-%d", n.Role, n.ID)
 	n.proc = &process{name: name, argv: run, log: filepath.Join(n.Dir, "out.log")}
-	if formatted {
+	if n.Role == RoleBroker {
+		return c.formatBroker(n, props["log.dirs"])
+	}
+	if fileExists(filepath.Join(n.Dir, "data", "meta.properties")) {
 		return nil
 	}
 	f := &process{name: name + "-format", argv: format, log: filepath.Join(n.Dir, "format.log")}
@@ -152,6 +152,28 @@ func (c *Cluster) prepare(ctx context.Context, n *Node) error {
 	if err := f.exitErr(); err != nil {
 		out, _ := os.ReadFile(f.log)
 		return fmt.Errorf("kit: format node %d (%s): %v\n%s", n.ID, n.Role, err, out)
+	}
+	return nil
+}
+
+// formatBroker writes meta.properties into each of a broker's log.dirs not
+// formatted yet, as Apache's storage tool does for a broker: version 1,
+// the node and cluster ids, and a new directory id per directory. That is
+// all the tool writes for a broker (the bootstrap metadata is the
+// controllers'), and it spares a JVM start of several seconds per broker.
+func (c *Cluster) formatBroker(n *Node, logDirs string) error {
+	for _, dir := range strings.Split(logDirs, ",") {
+		meta := filepath.Join(strings.TrimSpace(dir), "meta.properties")
+		if fileExists(meta) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(meta), 0o755); err != nil {
+			return fmt.Errorf("kit: %w", err)
+		}
+		props := map[string]string{"version": "1", "node.id": fmt.Sprint(n.ID), "cluster.id": c.layout.ClusterID, "directory.id": newUUID()}
+		if err := os.WriteFile(meta, []byte(formatProperties(props)), 0o644); err != nil {
+			return fmt.Errorf("kit: %w", err)
+		}
 	}
 	return nil
 }
