@@ -58,7 +58,7 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 		var tails strings.Builder
 		for _, n := range c.Nodes() {
 			if n.proc != nil {
-				fmt.Fprintf(&tails, "\n---- %s %d: last lines of %s ----\n%s", n.Role, n.ID, n.Log(), logTail(n.Log(), 4<<10))
+				fmt.Fprintf(&tails, "\n---- %s %d: last lines of %s ----\n%s", n.Role, n.ID, n.Log(), logTail(n.Log(), 2<<10))
 			}
 		}
 		c.Stop()
