@@ -58,7 +58,7 @@ func BenchmarkClusterReady(b *testing.B) {
 		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("three Apache Kafka %s brokers, ready to take produce requests (load average %s):\n", version, strings.Fields(string(load)+" ?")[0])
+	fmt.Printf("three Apache Kafka %s brokers, ready to take produce requests (load average %s):\n", version, strings.Fields(string(load) + " ?")[0])
 	fmt.Printf("  %-14s %12s %24s\n", "controllers", "ready after", "controllers' RSS (3)")
 	for i, s := range sides {
 		fmt.Printf("  %-14s %12v %21d MiB\n", s.name, ready[i].Round(10*time.Millisecond), rss[i]/1024)
