@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -49,7 +50,7 @@ func (p *process) start() error {
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startOnLockedThread(cmd); err != nil {
 		return fmt.Errorf("kit: start %s: %w", p.name, err)
 	}
 	done := make(chan struct{})
@@ -139,6 +140,33 @@ func stopAll(ps []*process) {
 		}()
 	}
 	wg.Wait()
+}
+
+// The kernel sends a child its parent-death signal when the thread that
+// forked it exits, not only the process: a Go program may end a thread
+// (one whose goroutine locked it and returned). So every child is forked
+// from one goroutine locked to its thread for the program's life.
+var starts = make(chan startRequest)
+
+type startRequest struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+var startLoop sync.Once
+
+func startOnLockedThread(cmd *exec.Cmd) error {
+	startLoop.Do(func() {
+		go func() {
+			runtime.LockOSThread() // never unlocked: this thread lives as long as the program
+			for r := range starts {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	starts <- startRequest{cmd, done}
+	return <-done
 }
 
 func isClosed(c chan struct{}) bool {
