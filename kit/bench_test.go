@@ -50,7 +50,7 @@ func BenchmarkClusterReady(b *testing.B) {
 		}
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("three Apache Kafka %s brokers, ready to take produce requests (load average %s at the end):\n", version, strings.Fields(string(load)+" ?")[0])
+	fmt.Printf("three Apache Kafka %s brokers, ready to take produce requests (load average %s at the end):\n", version, strings.Fields(string(load) + " ?")[0])
 	fmt.Printf("  %-14s %12s %24s\n", "controllers", "ready after", "controllers' RSS (3)")
 	for i, s := range sides {
 		if failed[i] == nil {
