@@ -12,8 +12,8 @@ import (
 )
 
 // A mixed quorum (two kraftd controllers, one Apache 4.4.0 controller) and
-// one broker, in a kept directory: a paused broker takes no produce and
-// takes them again once resumed; a SIGKILLed controller restarts; a
+// one broker, in a kept directory: a paused broker is stopped (state T)
+// and takes produce again once resumed; a SIGKILLed controller restarts; a
 // second Start on the directory brings the same cluster back with its data.
 func TestMixedQuorumNodesAndKeptData(t *testing.T) {
 	dir := t.TempDir()
