@@ -184,8 +184,10 @@ func shellServed(version string) bool { return version != "4.2.2" && version != 
 
 // javaArgv is the command line of a JVM running mainClass from the cached
 // jars of version, logging at INFO to stdout through configuration files
-// written into confDir. Servers get a 512 MiB heap, tools 256 MiB; small
-// quick-starting JVMs, as the machines running tests are often small.
+// written into confDir. Servers get a 512 MiB heap, tools 256 MiB. All run
+// the quick-starting way: the client compiler only (C2's compiler threads
+// would compete with start-up for the few cores test machines have, for
+// throughput a test cluster does not need) and the serial collector.
 func javaArgv(versionDir, confDir, mainClass string, args ...string) ([]string, error) {
 	java, err := exec.LookPath("java")
 	if err != nil {
@@ -198,12 +200,11 @@ func javaArgv(versionDir, confDir, mainClass string, args ...string) ([]string, 
 	if err := os.WriteFile(log1, log4jProperties, 0o644); err != nil {
 		return nil, fmt.Errorf("kit: %w", err)
 	}
-	argv := []string{java}
+	heap := "-Xmx256m"
 	if mainClass == mainKafka {
-		argv = append(argv, "-Xmx512m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20")
-	} else {
-		argv = append(argv, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k")
+		heap = "-Xmx512m"
 	}
+	argv := []string{java, heap, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xss512k"}
 	argv = append(argv, "-XX:CICompilerCount=2", "-Djava.awt.headless=true",
 		"-Dlog4j2.configurationFile="+log2, "-Dlog4j.configuration=file:"+log1,
 		"-cp", filepath.Join(versionDir, "libs", "*"), mainClass)
