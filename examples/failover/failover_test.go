@@ -45,7 +45,7 @@ func TestClientCarriesOnWhenTheLeaderDies(t *testing.T) {
 	}
 	defer consumer.Close()
 
-	const total = 200
+	const total = 40
 	for i := range total {
 		if i == total/2 {
 			leader := leaderOf(ctx, t, producer)
