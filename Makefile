@@ -4,6 +4,9 @@ GO ?= go
 # Apache Kafka jars are fetched by Maven into this cache, outside the repository.
 KRAFTD_KAFKA_CACHE ?= $(HOME)/.cache/kraftd/kafka
 export KRAFTD_KAFKA_CACHE
+# The kraftd the kit package (and the tests using it) runs: the one `make build` made.
+KRAFTD_BINARY ?= $(CURDIR)/bin/kraftd
+export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
@@ -33,6 +36,7 @@ kafka: tools
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	cd examples/failover && $(GO) vet ./...
 
 gen:
 	$(GO) run ./metadata/gen
@@ -42,6 +46,7 @@ gen-check:
 
 test: tools kafka vet gen-check build build-race
 	$(GO) test -race -count=1 -timeout 80m ./...
+	cd examples/failover && $(GO) test -race -count=1 -timeout 10m ./...
 
 # Run the compat matrices make test samples in full (every leader kind for
 # every Apache version), e.g. the kraft.version upgrade.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches Apache Kafka jars with Maven (from Maven Central) into
-# $KRAFTD_KAFKA_CACHE/<version>/libs/ for the interop tests in compat/.
+# $KRAFTD_KAFKA_CACHE/<version>/libs/ for the interop tests in compat/ (the
+# kit package fetches the same way, with the same pom, into the same cache).
 #
 #   scripts/fetch-kafka.sh            # every pinned version
 #   scripts/fetch-kafka.sh 4.4.0      # only the versions named
@@ -34,7 +35,7 @@ command -v java >/dev/null 2>&1 || die "java is missing: install Java 17 or newe
 command -v mvn >/dev/null 2>&1 || die "mvn is missing: install Apache Maven (apt-get install maven)"
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-pom="$root/compat/pom.xml"
+pom="$root/kit/pom.xml"
 [[ -f $pom ]] || die "cannot find $pom"
 cache=${KRAFTD_KAFKA_CACHE:-$HOME/.cache/kraftd/kafka}
 

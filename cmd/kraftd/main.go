@@ -36,6 +36,7 @@ func main() {
 			dumpLogCommand(),
 			metadataShellCommand(),
 			statusCommand(),
+			clusterCommand(),
 			{
 				Name:  "random-uuid",
 				Usage: "print a random cluster or directory id, like kafka-storage.sh random-uuid",
