@@ -73,7 +73,7 @@ func (r *Request) host() string {
 
 // refuseWhole answers a request refused as a whole with code.
 func refuseWhole(rule accessRule, req kmsg.Request, code int16) kmsg.Response {
-	msg := kerr.ErrorForCode(code).(*kerr.Error).Description
+	msg := *refusalMessage(code)
 	if rule.refuse != nil {
 		return rule.refuse(req, code, msg)
 	}
