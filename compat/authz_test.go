@@ -42,8 +42,8 @@ const authzSuperUsers = "User:controller;User:broker;User:admin;User:ANONYMOUS"
 //     UpdateFeatures with CLUSTER_AUTHORIZATION_FAILED, which admin, a
 //     super user, is not;
 //   - kafka-acls --add through the broker (CreateAcls forwarded to kraftd)
-//     grants her a prefixed topic, a literal topic, a group and ALTER on
-//     the cluster; --list shows them; then she creates, produces, consumes
+//     grants her a prefixed topic, a prefixed group and ALTER on the
+//     cluster; --list shows them; then she creates, produces, consumes
 //     and unregisters (the broker and kraftd both apply the new ACLs);
 //   - kafka-acls --remove takes WRITE away, and her produce is refused
 //     again.
@@ -62,8 +62,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		StartMixed(t, members...)
 		WaitMixedLeader(t, members, VotersCaughtUp(1))
 
-		broker, client := startAuthorizedBroker(t, v, s, members[0], clusterID)
-		topicsTool(t, v, broker, "--create", "--topic", "traffic", "--partitions", "1", "--replication-factor", "1")
+		_, client := startAuthorizedBroker(t, v, s, members[0], clusterID)
 		alice := authzClient(t, client, "alice", authzAlicePassword)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -71,10 +70,10 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		if code := createTopicCode(ctx, t, alice, "orders-1"); code != kerr.TopicAuthorizationFailed.Code {
 			t.Errorf("alice's CreateTopics with no ACL: %s, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(code))
 		}
-		if err := produceOne(ctx, alice, "traffic"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		if err := produceOne(ctx, alice, "orders-1"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 			t.Errorf("alice's produce with no ACL: %v, want TOPIC_AUTHORIZATION_FAILED", err)
 		}
-		if err := consumeOne(t, client, "app-1", "traffic", 15*time.Second); err == nil || !strings.Contains(err.Error(), "AUTHORIZATION_FAILED") {
+		if err := consumeOne(t, client, "app-1", "orders-1", 15*time.Second); err == nil || !strings.Contains(err.Error(), "AUTHORIZATION_FAILED") {
 			t.Errorf("alice's consume with no ACL: %v, want an authorization failure", err)
 		}
 		checkDirectRefusals(ctx, t, kraftd, s.AdminPassword)
@@ -88,12 +87,12 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 			}
 			return out
 		}
-		acls("--add", "--allow-principal", "User:alice", "--operation", "Create", "--operation", "Describe", "--topic", "orders-", "--resource-pattern-type", "prefixed")
-		acls("--add", "--allow-principal", "User:alice", "--operation", "Write", "--operation", "Read", "--topic", "traffic")
+		acls("--add", "--allow-principal", "User:alice", "--operation", "Create", "--operation", "Write", "--operation", "Read",
+			"--topic", "orders-", "--resource-pattern-type", "prefixed")
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--group", "app-", "--resource-pattern-type", "prefixed")
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Alter", "--cluster")
 		list := acls("--list")
-		for _, want := range []string{"name=orders-, patternType=PREFIXED", "name=traffic, patternType=LITERAL", "name=app-, patternType=PREFIXED",
+		for _, want := range []string{"name=orders-, patternType=PREFIXED", "name=app-, patternType=PREFIXED",
 			"name=kafka-cluster, patternType=LITERAL", "principal=User:alice, host=*, operation=WRITE, permissionType=ALLOW"} {
 			if !strings.Contains(list, want) {
 				t.Errorf("kafka-acls --list lacks %q:\n%s", want, list)
@@ -106,8 +105,8 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 			}
 			return nil
 		})
-		waitFor(t, "alice may produce", func() error { return produceOne(ctx, alice, "traffic") })
-		if err := consumeOne(t, client, "app-1", "traffic", time.Minute); err != nil {
+		waitFor(t, "alice may produce", func() error { return produceOne(ctx, alice, "orders-1") })
+		if err := consumeOne(t, client, "app-1", "orders-1", time.Minute); err != nil {
 			t.Errorf("alice's consume with READ on the topic and the group: %v", err)
 		}
 		UseSASL(t, kraftd, scram.Auth{User: "alice", Pass: authzAlicePassword}.AsSha512Mechanism())
@@ -115,10 +114,10 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 			t.Errorf("alice's UnregisterBroker with ALTER on the cluster: %s, want BROKER_ID_NOT_REGISTERED", kerr.ErrorForCode(code))
 		}
 
-		out := acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "traffic")
+		out := acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "orders-", "--resource-pattern-type", "prefixed")
 		t.Logf("kafka-acls --remove: %s", strings.TrimSpace(out))
 		waitFor(t, "alice's produce refused again", func() error {
-			if err := produceOne(ctx, alice, "traffic"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+			if err := produceOne(ctx, alice, "orders-1"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 				return fmt.Errorf("produce: %v", err)
 			}
 			return nil
