@@ -13,7 +13,7 @@ import (
 
 func uuid(n int) metadata.Uuid {
 	var u metadata.Uuid
-	u[0], u[1], u[15] = byte(n>>8), byte(n), 1
+	u[0], u[1], u[2], u[15] = byte(n>>16), byte(n>>8), byte(n), 1
 	return u
 }
 
