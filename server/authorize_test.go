@@ -254,3 +254,66 @@ func TestAuthorizerConfig(t *testing.T) {
 		}
 	}
 }
+
+// The per-item checks answer each refused item with its own code and leave
+// the others to the controller (not active here: they come back with
+// whatever it says, never an authorization failure); a topic named by id
+// that the principal may not DESCRIBE is refused without its name.
+func TestPerItemRefusals(t *testing.T) {
+	addr, b := startAuthorizedServer(t, "User:broker")
+	secret := metadata.Uuid{0: 7, 15: 9}
+	b.replay(t, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27},
+		&metadata.TopicRecord{Name: "secret", TopicId: secret},
+		aclRecord(1, "User:ANONYMOUS", "*", authz.OpDescribeConfigs, authz.ResourceTopic, "open", authz.PatternLiteral, authz.PermissionAllow))
+	c := dial(t, addr)
+
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dc.Version = 4
+	for _, r := range []struct {
+		t    kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeBroker, "1"}, {kmsg.ConfigResourceTypeTopic, "open"}, {kmsg.ConfigResourceTypeTopic, "closed"}, {kmsg.ConfigResourceType(32), "g"}} {
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName = r.t, r.name
+		dc.Resources = append(dc.Resources, res)
+	}
+	c.send(dc, 1)
+	_, resp := c.recv(dc)
+	codes := map[string]int16{}
+	for _, r := range resp.(*kmsg.DescribeConfigsResponse).Resources {
+		codes[r.ResourceName] = r.ErrorCode
+	}
+	want := map[string]int16{"1": kerr.ClusterAuthorizationFailed.Code, "closed": kerr.TopicAuthorizationFailed.Code, "g": kerr.GroupAuthorizationFailed.Code}
+	for name, code := range want {
+		if codes[name] != code {
+			t.Errorf("DescribeConfigs %s: code %d, want %d", name, codes[name], code)
+		}
+	}
+	if code, ok := codes["open"]; !ok || code == kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("DescribeConfigs of the topic with DESCRIBE_CONFIGS: %d (answered %v)", code, ok)
+	}
+
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.Version = 6
+	byID := kmsg.NewDeleteTopicsRequestTopic()
+	byID.TopicID = secret
+	name := "other"
+	byName := kmsg.NewDeleteTopicsRequestTopic()
+	byName.Topic = &name
+	del.Topics = append(del.Topics, byID, byName)
+	c.send(del, 2)
+	_, resp = c.recv(del)
+	var seen int
+	for _, r := range resp.(*kmsg.DeleteTopicsResponse).Topics {
+		if r.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+			continue
+		}
+		seen++
+		if r.TopicID == secret && r.Topic != nil {
+			t.Errorf("a topic refused by id names itself: %q", *r.Topic)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("DeleteTopics: %d refusals, want 2: %+v", seen, resp)
+	}
+}
