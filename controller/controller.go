@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/metadata"
 )
 
@@ -34,6 +35,9 @@ type Controller struct {
 	watchOwn  bool
 	unchecked []offsetRange
 	diverged  bool
+	// acls is the committed ACLs indexed for the authorizer, kept by
+	// Replay and LoadSnapshot on every node; it has its own lock.
+	acls *authz.Index
 
 	// op serializes the core; clock gives each input its time. inbox
 	// holds the log's notifications until op is free (wrapper.go).
@@ -49,8 +53,11 @@ type Controller struct {
 // leader of an empty log.
 func New(nodeID int32, bootstrap []metadata.Record) *Controller {
 	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: metadata.NewImage(), applied: -1,
-		registerOffsets: map[int32]int64{}}
+		registerOffsets: map[int32]int64{}, acls: authz.NewIndex()}
 }
+
+// ACLs is the index of committed ACLs, for the authorizer.
+func (c *Controller) ACLs() *authz.Index { return c.acls }
 
 // Replay applies one committed record at offset. A record the image rejects
 // is reported but does not stop replay: the log is the truth, and Apache's
@@ -64,6 +71,9 @@ func (c *Controller) Replay(offset int64, rec metadata.Record) error {
 	}
 	c.countElection(rec)
 	err := c.image.Apply(rec)
+	if err == nil {
+		c.acls.Apply(rec)
+	}
 	if c.watchOwn {
 		c.noteReplayed(offset, rec, err)
 	}
@@ -89,6 +99,7 @@ func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset
+	c.acls.Load(im)
 	if c.watchOwn {
 		c.diverged = true // a leader never installs one; but if it did
 	}

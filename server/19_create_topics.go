@@ -21,6 +21,7 @@ func init() { regKey(19, 2, 7, (*Server).handleCreateTopics) }
 
 func (s *Server) handleCreateTopics(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateTopicsRequest)
+	refused := s.authorizeCreateTopics(r, req)
 	err := errNoController
 	var resp *kmsg.CreateTopicsResponse
 	if ctl := s.controllerOf(); ctl != nil {
@@ -38,5 +39,6 @@ func (s *Server) handleCreateTopics(r *Request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, res)
 		}
 	}
+	s.finishCreateTopics(r, resp, refused)
 	return resp, nil
 }

@@ -20,6 +20,7 @@ func init() { regKey(20, 1, 6, (*Server).handleDeleteTopics) }
 
 func (s *Server) handleDeleteTopics(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteTopicsRequest)
+	refused := s.authorizeDeleteTopics(r, req)
 	err := errNoController
 	var resp *kmsg.DeleteTopicsResponse
 	if ctl := s.controllerOf(); ctl != nil {
@@ -44,5 +45,6 @@ func (s *Server) handleDeleteTopics(r *Request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, res)
 		}
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
 }

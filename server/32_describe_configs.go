@@ -20,6 +20,7 @@ func init() { regKey(32, 1, 4, (*Server).handleDescribeConfigs) }
 
 func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
+	refused := s.authorizeDescribeConfigs(r, req)
 	ctl := s.controllerOf()
 	if ctl == nil {
 		resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -30,5 +31,7 @@ func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
-	return ctl.DescribeConfigs(req), nil
+	resp := ctl.DescribeConfigs(req)
+	resp.Resources = append(resp.Resources, refused...)
+	return resp, nil
 }

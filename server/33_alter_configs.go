@@ -19,6 +19,7 @@ func init() { regKey(33, 0, 2, (*Server).handleAlterConfigs) }
 
 func (s *Server) handleAlterConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterConfigsRequest)
+	refused := s.authorizeAlterConfigs(r, req)
 	err := errNoController
 	var resp *kmsg.AlterConfigsResponse
 	if ctl := s.controllerOf(); ctl != nil {
@@ -35,5 +36,6 @@ func (s *Server) handleAlterConfigs(r *Request) (kmsg.Response, error) {
 			resp.Resources = append(resp.Resources, out)
 		}
 	}
+	resp.Resources = append(resp.Resources, refused...)
 	return resp, nil
 }

@@ -19,6 +19,7 @@ func init() { regKey(37, 0, 3, (*Server).handleCreatePartitions) }
 
 func (s *Server) handleCreatePartitions(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreatePartitionsRequest)
+	refused := s.authorizeCreatePartitions(r, req)
 	err := errNoController
 	var resp *kmsg.CreatePartitionsResponse
 	if ctl := s.controllerOf(); ctl != nil {
@@ -35,5 +36,6 @@ func (s *Server) handleCreatePartitions(r *Request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, res)
 		}
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
 }

@@ -19,6 +19,7 @@ func init() { regKey(44, 0, 1, (*Server).handleIncrementalAlterConfigs) }
 
 func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
+	refused := s.authorizeIncrementalAlterConfigs(r, req)
 	err := errNoController
 	var resp *kmsg.IncrementalAlterConfigsResponse
 	if ctl := s.controllerOf(); ctl != nil {
@@ -35,5 +36,6 @@ func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error
 			resp.Resources = append(resp.Resources, out)
 		}
 	}
+	resp.Resources = append(resp.Resources, refused...)
 	return resp, nil
 }

@@ -21,12 +21,14 @@ package server
 
 import (
 	"errors"
+	"net/netip"
 	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -82,13 +84,14 @@ func (s *Server) handleEnvelope(r *Request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	// The inner request speaks for the broker's client, not the broker.
-	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Principal: forwarded, Ctx: r.Ctx}
+	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Principal: forwarded,
+		ClientHost: forwardedHost(req.ClientHostAddress), Ctx: r.Ctx}
 	inner.Body.SetVersion(h.Version)
 	if err := inner.Body.ReadFrom(body); err != nil {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
 		return resp, nil
 	}
-	innerResp, err := def.fn(s, inner)
+	innerResp, err := s.dispatch(def, inner)
 	if err != nil {
 		return nil, err
 	}
@@ -134,4 +137,15 @@ func carriesCode(v reflect.Value, code int16) bool {
 		}
 	}
 	return false
+}
+
+// forwardedHost renders Envelope's ClientHostAddress (4 or 16 raw bytes)
+// as Java prints the address; bytes that are no address give "", and the
+// broker's own address stands in.
+func forwardedHost(raw []byte) string {
+	ip, ok := netip.AddrFromSlice(raw)
+	if !ok {
+		return ""
+	}
+	return authz.JavaHostAddress(ip)
 }

@@ -40,6 +40,12 @@ type benchQuorumNode struct {
 // them when tb ends.
 func startBenchQuorum(tb testing.TB, size int) []*benchQuorumNode {
 	tb.Helper()
+	return startBenchQuorumWith(tb, size, nil)
+}
+
+// startBenchQuorumWith is startBenchQuorum with extra configuration keys.
+func startBenchQuorumWith(tb testing.TB, size int, extra map[string]string) []*benchQuorumNode {
+	tb.Helper()
 	ports := reserveLoopbackPorts(tb, size)
 	var voters []string
 	for i, port := range ports {
@@ -53,14 +59,16 @@ func startBenchQuorum(tb testing.TB, size int) []*benchQuorumNode {
 	tb.Cleanup(func() { stopBenchQuorum(tb, nodes) })
 	for i, port := range ports {
 		id := int32(i + 1)
-		cfg, err := ParseConfig(map[string]string{
+		props := map[string]string{
 			"process.roles":             "controller",
 			"node.id":                   fmt.Sprint(id),
 			"controller.listener.names": "CONTROLLER",
 			"listeners":                 fmt.Sprintf("CONTROLLER://127.0.0.1:%d", port),
 			"controller.quorum.voters":  strings.Join(voters, ","),
 			"metadata.log.dir":          filepath.Join(root, fmt.Sprintf("node-%d", id), "metadata"),
-		})
+		}
+		maps.Copy(props, extra)
+		cfg, err := ParseConfig(props)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -101,6 +101,9 @@ type Config struct {
 
 	// Ops holds kraftd's own operation keys (metrics listener, readiness).
 	Ops OpsSettings
+	// Authorizer holds authorizer.class.name, super.users and
+	// allow.everyone.if.no.acl.found.
+	Authorizer AuthorizerSettings
 
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
@@ -281,6 +284,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.AutoLeaderRebalance = p.bool("auto.leader.rebalance.enable", true)
 	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))
 	c.Ops = p.opsSettings()
+	c.Authorizer = p.authorizerSettings()
 
 	if p.err != nil {
 		return nil, p.err

@@ -9,8 +9,8 @@ import (
 
 // errMoreSecurity is why a security key stops start-up. The key's value is
 // never repeated: many of these keys hold passwords or JAAS secrets.
-var errMoreSecurity = errors.New("asks for SASL, authorization or a TLS setting kraftd does not honour " +
-	"(it serves PLAINTEXT, and SSL with the ssl.* keys its README lists, to every principal); " +
+var errMoreSecurity = errors.New("asks for a SASL or TLS setting kraftd does not honour " +
+	"(it serves PLAINTEXT, SSL and SASL with the ssl.* and sasl.* keys its README lists); " +
 	"remove the key, or run an Apache controller until kraftd supports it")
 
 // errNoSSLListener is why an honoured ssl.* key stops start-up when no
@@ -28,8 +28,7 @@ const defaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.
 // be only warned about as unknown, and the controller then served
 // everyone; an operator who asked for security must not get an open
 // controller by accident. A key whose value asks for nothing beyond
-// plaintext (empty, allow.everyone.if.no.acl.found=true,
-// ssl.client.auth=none, security.inter.broker.protocol=PLAINTEXT) passes
+// plaintext (empty, ssl.client.auth=none, security.inter.broker.protocol=PLAINTEXT) passes
 // and is warned about as unused. The ssl.* keys kraftd honours (tlsKeys)
 // pass when they apply to an SSL listener: at the top level when any
 // listener is SSL, under listener.name.<l>. when l is.
@@ -55,6 +54,9 @@ func refuseSecurity(props map[string]string, sslListeners, saslListeners []strin
 				return &ConfigError{Key: k, Err: errNoSASLListener}
 			}
 			continue
+		}
+		if authorizerKeys[k] {
+			continue // authorizerSettings reads them
 		}
 		if asksForSecurity(k, v) {
 			return &ConfigError{Key: k, Err: errMoreSecurity}
@@ -100,10 +102,6 @@ func asksForSecurity(key, value string) bool {
 		return false
 	}
 	switch key {
-	case "authorizer.class.name", "super.users":
-		return true
-	case "allow.everyone.if.no.acl.found":
-		return !strings.EqualFold(value, "true")
 	case "security.inter.broker.protocol":
 		return !strings.EqualFold(value, "PLAINTEXT")
 	case "ssl.client.auth":

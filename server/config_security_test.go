@@ -9,7 +9,6 @@ import (
 // securityRefused are keys that ask for more security than kraftd gives,
 // each with a value an Apache controller's file might hold.
 var securityRefused = map[string]string{
-	"authorizer.class.name":                            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 	"super.users":                                      "User:admin",
 	"allow.everyone.if.no.acl.found":                   "false",
 	"ssl.keystore.location":                            "/etc/kafka/controller.keystore.jks",

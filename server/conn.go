@@ -28,6 +28,10 @@ type Request struct {
 	// SASL listener, the mapped certificate DN on mutual TLS, else
 	// ANONYMOUS.
 	Principal Principal
+	// ClientHost is a forwarded request's client address (Envelope's
+	// ClientHostAddress, as Java prints it); empty for a direct request,
+	// whose client is Remote.
+	ClientHost string
 	// Ctx is cancelled when the connection closes or the server stops, so a
 	// waiting handler (a parked Fetch) can give up.
 	Ctx context.Context
@@ -218,7 +222,7 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 	if s.meter != nil {
 		start = time.Now()
 	}
-	out, err := h.fn(s, req)
+	out, err := s.dispatch(h, req)
 	if s.meter != nil {
 		s.meter.Request(req.Listener, req.Header.Key, time.Since(start), err != nil)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -50,6 +51,10 @@ type Server struct {
 	tls            map[string]*tlsMaterial
 	handshakeLimit time.Duration // tests shorten the handshake bound
 	meter          Meter         // nil: nothing is measured
+	// authorizer checks every request when authorizer.class.name is
+	// set; nil serves everyone. denials rate-limits its refusal logs.
+	authorizer *authz.Authorizer
+	denials    deniedLog
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -82,6 +87,7 @@ func New(cfg *Config, backend Backend, log zerolog.Logger) *Server {
 	for key, h := range handlers {
 		s.registry.Register(key, h.min, h.max)
 	}
+	s.authorizer = s.newAuthorizer()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }

@@ -10,7 +10,7 @@ import (
 func TestStartRefusesSecurityKeys(t *testing.T) {
 	bin := kraftdBinary(t)
 	for _, kv := range []string{
-		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"authorizer.class.name=kafka.security.authorizer.AclAuthorizer",
 		"allow.everyone.if.no.acl.found=false",
 		"super.users=User:admin",
 		"ssl.keystore.location=/etc/kafka/controller.keystore.jks",
