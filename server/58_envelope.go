@@ -82,7 +82,7 @@ func (s *Server) handleEnvelope(r *Request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	// The inner request speaks for the broker's client, not the broker.
-	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Principal: forwarded, Ctx: r.Ctx}
+	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Principal: forwarded, Forwarded: true, Ctx: r.Ctx}
 	inner.Body.SetVersion(h.Version)
 	if err := inner.Body.ReadFrom(body); err != nil {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code

@@ -102,6 +102,8 @@ type Config struct {
 	// Ops holds kraftd's own operation keys (metrics listener, readiness).
 	Ops OpsSettings
 
+	// Tokens is the delegation.token.* keys (config_tokens.go).
+	Tokens TokenConfig
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
 }
@@ -281,6 +283,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.AutoLeaderRebalance = p.bool("auto.leader.rebalance.enable", true)
 	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))
 	c.Ops = p.opsSettings()
+	c.Tokens = p.tokenConfig()
 
 	if p.err != nil {
 		return nil, p.err

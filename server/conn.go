@@ -28,6 +28,8 @@ type Request struct {
 	// SASL listener, the mapped certificate DN on mutual TLS, else
 	// ANONYMOUS.
 	Principal Principal
+	// Forwarded is set on a request a broker forwarded in an Envelope.
+	Forwarded bool
 	// Ctx is cancelled when the connection closes or the server stops, so a
 	// waiting handler (a parked Fetch) can give up.
 	Ctx context.Context
