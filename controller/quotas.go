@@ -72,10 +72,10 @@ type quotaAlteration struct {
 	ops    []kmsg.AlterClientQuotasRequestEntryOp
 }
 
-// ResolvableHosts lists the ip entity names of req that are neither an IP
+// resolvableHosts lists the ip entity names of req that are neither an IP
 // literal nor the default and that resolve, which Apache accepts as ip
 // entities (InetAddress.getByName). It does the lookups the core may not.
-func ResolvableHosts(ctx context.Context, req *kmsg.AlterClientQuotasRequest) map[string]bool {
+func resolvableHosts(ctx context.Context, req *kmsg.AlterClientQuotasRequest) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range req.Entries {
 		for _, d := range e.Entity {
@@ -96,7 +96,7 @@ func ResolvableHosts(ctx context.Context, req *kmsg.AlterClientQuotasRequest) ma
 
 // AlterClientQuotas validates each entry and writes a ClientQuotaRecord
 // per key whose value changes (none when ValidateOnly). resolvable names
-// the host names that resolve (ResolvableHosts). Every entry is answered:
+// the host names that resolve (resolvableHosts). Every entry is answered:
 // a refused one carries its error, the rest NONE.
 func (c *Core) AlterClientQuotas(now time.Time, req *kmsg.AlterClientQuotasRequest, resolvable map[string]bool, answer func(*kmsg.AlterClientQuotasResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
@@ -351,7 +351,7 @@ func quotaMatches(entries []metadata.ClientQuotaRecordEntityData, exact map[stri
 // AlterClientQuotas: see Core.AlterClientQuotas; the host names among the
 // ip entities are resolved here, outside the core.
 func (c *Controller) AlterClientQuotas(ctx context.Context, req *kmsg.AlterClientQuotasRequest) (*kmsg.AlterClientQuotasResponse, error) {
-	resolvable := ResolvableHosts(ctx, req)
+	resolvable := resolvableHosts(ctx, req)
 	return await(ctx, c, func(core *Core, now time.Time, answer func(*kmsg.AlterClientQuotasResponse, error)) {
 		core.AlterClientQuotas(now, req, resolvable, answer)
 	})
