@@ -55,6 +55,8 @@ type Settings struct {
 	// "balance", "register", with the brokers fenced or partitions moved).
 	// It is called from the core's loop and must not block.
 	Report func(work string, count int, err error)
+	// Tokens are the delegation.token.* settings.
+	Tokens TokenSettings
 }
 
 func (s Settings) withDefaults() Settings {
@@ -70,6 +72,7 @@ func (s Settings) withDefaults() Settings {
 	if s.LeaderImbalanceCheck <= 0 {
 		s.LeaderImbalanceCheck = 300 * time.Second
 	}
+	s.Tokens = s.Tokens.withDefaults()
 	return s
 }
 

@@ -1,7 +1,8 @@
 // Package controller is the cluster metadata state machine: broker and
 // controller registrations, heartbeats and fencing, log directories, topics
-// and partitions, leader and ISR changes, dynamic configs, features and
-// producer ids.
+// and partitions, leader and ISR changes, dynamic configs, features,
+// producer ids, client quotas (quotas.go), SCRAM credentials (scram.go) and
+// delegation tokens (tokens.go, whose lapsed tokens Tick removes).
 //
 // It has three parts.
 //

@@ -74,6 +74,7 @@ const (
 	MVDirectoryAssignment    int16 = 17 // 3.7-IV2: broker log dirs, RegisterBrokerRecord v3
 	MVMetadataTransactions   int16 = 13 // 3.6-IV1: Begin/EndTransactionRecord (KIP-868)
 	MVScram                  int16 = 11 // 3.5-IV2: UserScramCredentialRecord (KIP-554)
+	MVDelegationTokens       int16 = 14 // 3.6-IV2: DelegationTokenRecord (KIP-900)
 	MVKRaftVersion1          int16 = 21 // 3.9-IV0: kraft.version 1 (KIP-853)
 	MVCordonedLogDirs        int16 = 30 // 4.3-IV0: cordoned log dirs (KIP-1066), RegisterBrokerRecord v4, BrokerRegistrationChangeRecord v3
 	MVCidrACLs               int16 = 32 // 4.4-IV1: ACL hosts may be CIDR blocks (KIP-1276)

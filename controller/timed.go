@@ -6,8 +6,8 @@ import "time"
 // flight (each is one operation at a time, as Apache runs them) and when
 // the periodic ones are due next.
 type timedState struct {
-	fencing, balancing, registering bool
-	nextBalance, nextRegistration   time.Time
+	fencing, balancing, registering, sweeping bool
+	nextBalance, nextRegistration, nextSweep  time.Time
 }
 
 // registrationRetry is how long a failed self-registration waits before
@@ -44,6 +44,7 @@ func (c *Core) Tick(now time.Time) {
 			c.report("balance", moved, err)
 		})
 	}
+	c.sweepTokens(now)
 	if !t.registering && !now.Before(t.nextRegistration) && c.needsSelfRegistration() {
 		t.registering = true
 		c.RegisterController(now, selfRegistration(&c.settings), func(err error) {

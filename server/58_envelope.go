@@ -85,7 +85,7 @@ func (s *Server) handleEnvelope(r *Request) (kmsg.Response, error) {
 	}
 	// The inner request speaks for the broker's client, not the broker.
 	inner := &Request{Header: h, Body: kmsg.RequestForKey(h.Key), Listener: r.Listener, Remote: r.Remote, Principal: forwarded,
-		ClientHost: forwardedHost(req.ClientHostAddress), Ctx: r.Ctx}
+		ClientHost: forwardedHost(req.ClientHostAddress), Forwarded: true, Ctx: r.Ctx}
 	inner.Body.SetVersion(h.Version)
 	if err := inner.Body.ReadFrom(body); err != nil {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code

@@ -105,6 +105,8 @@ type Config struct {
 	// allow.everyone.if.no.acl.found.
 	Authorizer AuthorizerSettings
 
+	// Tokens is the delegation.token.* keys (config_tokens.go).
+	Tokens TokenConfig
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
 }
@@ -285,6 +287,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))
 	c.Ops = p.opsSettings()
 	c.Authorizer = p.authorizerSettings()
+	c.Tokens = p.tokenConfig()
 
 	if p.err != nil {
 		return nil, p.err

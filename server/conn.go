@@ -32,6 +32,8 @@ type Request struct {
 	// ClientHostAddress, as Java prints it); empty for a direct request,
 	// whose client is Remote.
 	ClientHost string
+	// Forwarded is set on a request a broker forwarded in an Envelope.
+	Forwarded bool
 	// Ctx is cancelled when the connection closes or the server stops, so a
 	// waiting handler (a parked Fetch) can give up.
 	Ctx context.Context

@@ -50,6 +50,8 @@ func (n *Node) attachController() {
 		Rand:                     rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(n.cfg.NodeID))),
 		TopicIDs:                 crand.Reader,
 		Report:                   n.reportTimedWork,
+		Tokens: controller.TokenSettings{Secret: n.cfg.Tokens.Secret, MaxLifetime: n.cfg.Tokens.MaxLifetime,
+			Expiry: n.cfg.Tokens.Expiry, CheckEvery: n.cfg.Tokens.ExpiryCheck},
 	})
 }
 
