@@ -60,6 +60,8 @@ var scaleRows = []scaleRow{
 	{"one-rack", "one rack: kill to first fence (session)", "s", true, ""},
 	{"one-rack", "one rack: fence to every partition led", "ms", true, ""},
 	{"one-rack", "one rack: fence to the fleet fetched it", "ms", true, ""},
+	{"one-rack", "one rack: last fence to every partition led", "ms", true, "<= 50 ms"},
+	{"one-rack", "one rack: last fence to the fleet fetched it", "ms", true, "<= 100 ms"},
 	{"failover", "kill to a heartbeat answered", "ms", true, ""},
 	{"failover", "kill to a CreateTopics answered", "ms", true, ""},
 }

@@ -1,7 +1,10 @@
 package compat
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,14 +28,17 @@ type LeaderTracker struct {
 	leader  map[partitionKey]int32
 	ledBy   map[int32]int // broker id (or -1: none) -> partitions it leads
 	away    *awayWatch
-	jumps   int // times the watcher skipped to a snapshot's end undecoded
-	badRecs int // records that did not decode
+	pending [][]byte // fetched batches not yet below the high watermark, in order
+	jumps   int      // times the watcher skipped to a snapshot's end undecoded
+	badRecs int      // records that did not decode
 }
 
 // awayWatch is one wait for partitions to leave a set of failed brokers.
 type awayWatch struct {
 	failed    map[int32]bool
 	fencedAt  time.Time // max timestamp of the first batch that fenced one or moved a leader off one
+	lastFence time.Time // max timestamp of the latest batch that fenced one of them
+	fenced    map[int32]bool
 	ledAt     time.Time // max timestamp of the batch after which none leads
 	fetchedAt time.Time // when the watcher received that batch
 	done      chan struct{}
@@ -74,11 +80,15 @@ func (t *LeaderTracker) Skipped() int {
 
 // LeadAway is the outcome of WatchLeadAway.
 type LeadAway struct {
-	Led     int // partitions the failed brokers led when the watch began
-	Fenced  time.Time
-	LedAt   time.Time
-	Fetched time.Time
-	Offline int // partitions with no leader at the end
+	Led    int       // partitions the failed brokers led when the watch began
+	Fenced time.Time // the first batch that fenced one or moved a leader off one
+	// LastFence is the last batch fencing one of them before none led a
+	// partition: a rack's brokers' sessions expire over a heartbeat
+	// interval, not at once.
+	LastFence time.Time
+	LedAt     time.Time
+	Fetched   time.Time
+	Offline   int // partitions with no leader at the end
 }
 
 // WatchLeadAway starts watching for every partition led by a broker of
@@ -87,7 +97,7 @@ type LeadAway struct {
 func (t *LeaderTracker) WatchLeadAway(failed []int32) (led int, wait func(timeout time.Duration) (LeadAway, error)) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	w := &awayWatch{failed: map[int32]bool{}, done: make(chan struct{})}
+	w := &awayWatch{failed: map[int32]bool{}, fenced: map[int32]bool{}, done: make(chan struct{})}
 	for _, id := range failed {
 		w.failed[id] = true
 		led += t.ledBy[id]
@@ -103,13 +113,17 @@ func (t *LeaderTracker) WatchLeadAway(failed []int32) (led int, wait func(timeou
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		t.away = nil
-		out := LeadAway{Led: led, Fenced: w.fencedAt, LedAt: w.ledAt, Fetched: w.fetchedAt, Offline: t.ledBy[-1]}
+		out := LeadAway{Led: led, Fenced: w.fencedAt, LastFence: w.lastFence, LedAt: w.ledAt, Fetched: w.fetchedAt, Offline: t.ledBy[-1]}
 		if w.ledAt.IsZero() {
-			left := 0
-			for id := range w.failed {
-				left += t.ledBy[id]
+			var left []string
+			for k, id := range t.leader {
+				if w.failed[id] {
+					left = append(left, fmt.Sprintf("%x-%d led by %d", k.topic, k.partition, id))
+				}
 			}
-			return out, errorf("after %v, %d partitions still led by the %d failed brokers (fenced at %v)", timeout, left, len(w.failed), w.fencedAt)
+			slices.Sort(left)
+			return out, errorf("after %v, %d partitions still led by the %d failed brokers (fenced at %v): %s",
+				timeout, len(left), len(w.failed), w.fencedAt, strings.Join(left[:min(len(left), 5)], ", "))
 		}
 		return out, nil
 	}
@@ -123,36 +137,69 @@ func (t *LeaderTracker) skipped(int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.jumps++
+	t.pending = nil
 }
 
-// apply decodes the batches fetched; nil-safe.
-func (t *LeaderTracker) apply(raw []byte) {
+// truncate drops pending batches at or above offset, as the watcher's log
+// is truncated there (a diverging epoch); nil-safe.
+func (t *LeaderTracker) truncate(offset int64) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keep := t.pending[:0]
+	for _, b := range t.pending {
+		if h, err := batch.ReadHeader(b); err == nil && h.BaseOffset < offset {
+			keep = append(keep, b)
+		}
+	}
+	t.pending = keep
+}
+
+// apply takes the batches fetched and decodes those wholly below the high
+// watermark, with any pending from earlier fetches that now are; the rest
+// wait, since a leader may send an observer records it has not committed
+// and that a new leader truncates. Nil-safe.
+func (t *LeaderTracker) apply(raw []byte, highWatermark int64) {
 	if t == nil {
 		return
 	}
 	received := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	_, _ = batch.Walk(raw, func(h batch.Header, b []byte) error {
-		if h.IsControl() {
-			return nil
-		}
-		decoded, err := batch.Decode(b)
-		if err != nil {
-			t.badRecs++
-			return nil
-		}
-		for _, r := range decoded.Records {
-			rec, err := metadata.DecodeValue(r.Value)
-			if err != nil {
-				t.badRecs++
-				continue
-			}
-			t.applyRecord(rec, h)
-		}
-		t.checkAway(h, received)
+	_, _ = batch.Walk(raw, func(_ batch.Header, b []byte) error {
+		t.pending = append(t.pending, bytes.Clone(b))
 		return nil
 	})
+	for len(t.pending) > 0 {
+		h, err := batch.ReadHeader(t.pending[0])
+		if err != nil || h.NextOffset() > highWatermark {
+			break
+		}
+		t.applyBatch(h, t.pending[0], received)
+		t.pending = t.pending[1:]
+	}
+}
+
+func (t *LeaderTracker) applyBatch(h batch.Header, b []byte, received time.Time) {
+	if h.IsControl() {
+		return
+	}
+	decoded, err := batch.Decode(b)
+	if err != nil {
+		t.badRecs++
+		return
+	}
+	for _, r := range decoded.Records {
+		rec, err := metadata.DecodeValue(r.Value)
+		if err != nil {
+			t.badRecs++
+			continue
+		}
+		t.applyRecord(rec, h)
+	}
+	t.checkAway(h, received)
 }
 
 func (t *LeaderTracker) applyRecord(rec metadata.Record, h batch.Header) {
@@ -181,8 +228,13 @@ func (t *LeaderTracker) applyRecord(rec metadata.Record, h batch.Header) {
 			fenced = r.BrokerId
 		}
 	}
-	if w := t.away; w != nil && fenced >= 0 && w.failed[fenced] && w.fencedAt.IsZero() {
-		w.fencedAt = time.UnixMilli(h.MaxTimestamp)
+	if w := t.away; w != nil && fenced >= 0 && w.failed[fenced] && !w.fenced[fenced] {
+		at := time.UnixMilli(h.MaxTimestamp)
+		if w.fencedAt.IsZero() {
+			w.fencedAt = at
+		}
+		w.fenced[fenced] = true
+		w.lastFence = at
 	}
 }
 

@@ -99,6 +99,7 @@ func (w *MetadataWatcher) Run(ctx context.Context) {
 			case p.DivergingEpoch.EndOffset >= 0:
 				// Our log tail is not the leader's: truncate to where they agree.
 				next, lastEpoch = p.DivergingEpoch.EndOffset, p.DivergingEpoch.Epoch
+				w.leaders.truncate(next)
 				continue
 			case p.SnapshotID.EndOffset >= 0:
 				// Below the log start: a broker loads the snapshot; a
@@ -112,7 +113,7 @@ func (w *MetadataWatcher) Run(ctx context.Context) {
 				w.leaders.skipped(next)
 				continue
 			}
-			w.leaders.apply(p.RecordBatches)
+			w.leaders.apply(p.RecordBatches, p.HighWatermark)
 			next, lastEpoch = advanceOverBatches(p.RecordBatches, next, lastEpoch)
 			if c := min(next, p.HighWatermark) - 1; c > w.committed.Load() {
 				w.committed.Store(c)
