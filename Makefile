@@ -10,7 +10,7 @@ export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix bench fuzz clean
+.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix bench bench-scale fuzz clean
 
 all: build
 
@@ -63,7 +63,12 @@ fuzz:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 bench: build kafka
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 120m ./...
+
+# Only issue 18's scale benchmark (docs/scale-benchmark.md); the
+# KRAFTD_SCALE_* variables shrink it.
+bench-scale: build kafka
+	$(GO) test -run '^$$' -bench 'BenchmarkControllerScale$$' -benchtime 1x -timeout 90m ./compat
 
 clean:
 	rm -rf bin

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/storage"
 )
 
 // benchConfig sizes BenchmarkControllerSideBySide. The defaults are the
@@ -62,6 +64,8 @@ type controllerQuorum struct {
 	clusterID string
 	voters    map[int32]string
 	pids      map[int32]int // node id -> process id
+	procs     map[int32]*Process
+	dirs      map[int32]string // node id -> its __cluster_metadata-0 directory
 	stop      func()
 }
 
@@ -101,9 +105,9 @@ func BenchmarkControllerSideBySide(b *testing.B) {
 		var q *controllerQuorum
 		switch side {
 		case "kraftd":
-			q = startKraftdBenchQuorum(b)
+			q = startKraftdBenchQuorum(b, nil)
 		case "apache":
-			q = startApacheBenchQuorum(b, cfg.apacheVersion)
+			q = startApacheBenchQuorum(b, cfg.apacheVersion, nil, nil)
 		default:
 			b.Fatalf("KRAFTD_BENCH_SIDES: unknown side %q (kraftd, apache)", side)
 		}
@@ -113,10 +117,13 @@ func BenchmarkControllerSideBySide(b *testing.B) {
 	printSideBySide(b, cfg, figures)
 }
 
-func startKraftdBenchQuorum(b *testing.B) *controllerQuorum {
+// startKraftdBenchQuorum starts three kraftd controllers; props add to or
+// override their configuration.
+func startKraftdBenchQuorum(b *testing.B, props map[string]string) *controllerQuorum {
 	b.Helper()
 	ports := FreePorts(b, 3)
-	q := &controllerQuorum{name: "kraftd", clusterID: NewUUID(), voters: map[int32]string{}, pids: map[int32]int{}}
+	q := &controllerQuorum{name: "kraftd", clusterID: NewUUID(), voters: map[int32]string{}, pids: map[int32]int{},
+		procs: map[int32]*Process{}, dirs: map[int32]string{}}
 	var voters []string
 	for i, p := range ports {
 		q.voters[int32(i+1)] = Addr(p)
@@ -126,7 +133,10 @@ func startKraftdBenchQuorum(b *testing.B) *controllerQuorum {
 	for i, p := range ports {
 		id := i + 1
 		dir := filepath.Join(b.TempDir(), "metadata")
-		conf := WriteKraftdConfig(b, int32(id), Addr(p), dir, map[string]string{"controller.quorum.voters": strings.Join(voters, ",")})
+		q.dirs[int32(id)] = filepath.Join(dir, storage.MetadataLogDirName)
+		extra := map[string]string{"controller.quorum.voters": strings.Join(voters, ",")}
+		maps.Copy(extra, props)
+		conf := WriteKraftdConfig(b, int32(id), Addr(p), dir, extra)
 		format := NewProcess(b, fmt.Sprintf("kraftd-format-%d", id), KraftdBinary(b), "format", "--config", conf, "--cluster-id", q.clusterID,
 			"--release-version", brokerQuorumRelease)
 		format.Start()
@@ -139,22 +149,31 @@ func startKraftdBenchQuorum(b *testing.B) *controllerQuorum {
 	}
 	for i, p := range procs {
 		q.pids[int32(i+1)] = p.PID()
+		q.procs[int32(i+1)] = p
 	}
 	q.stop = func() { StopAll(procs...) }
 	WaitLeader(b, addrsOfMap(q.voters), nil)
 	return q
 }
 
-func startApacheBenchQuorum(b *testing.B, version string) *controllerQuorum {
+// startApacheBenchQuorum starts three Apache controllers; props add to or
+// override their server.properties and env to their JVMs' environment.
+func startApacheBenchQuorum(b *testing.B, version string, props map[string]string, env []string) *controllerQuorum {
 	b.Helper()
 	ReserveJVMs(b, 3)
-	nodes, clusterID := NewApacheStaticQuorum(b, version, 3)
+	nodes, clusterID := NewApacheStaticQuorumWith(b, version, 3, props)
+	for _, n := range nodes {
+		n.Env = env
+	}
 	StartApache(b, nodes...)
-	q := &controllerQuorum{name: "Apache " + version, clusterID: clusterID, voters: map[int32]string{}, pids: map[int32]int{}}
+	q := &controllerQuorum{name: "Apache " + version, clusterID: clusterID, voters: map[int32]string{}, pids: map[int32]int{},
+		procs: map[int32]*Process{}, dirs: map[int32]string{}}
 	var procs []*Process
 	for _, n := range nodes {
 		q.voters[int32(n.NodeID)] = n.Addr()
 		q.pids[int32(n.NodeID)] = n.Proc.PID()
+		q.procs[int32(n.NodeID)] = n.Proc
+		q.dirs[int32(n.NodeID)] = n.LogDir()
 		procs = append(procs, n.Proc)
 	}
 	q.stop = func() { StopAll(procs...) }

@@ -53,7 +53,10 @@ type ApacheNode struct {
 	Config  string            // path of the server.properties written
 	Props   map[string]string // what Config holds
 	Proc    *Process          // nil until Start
-	t       testing.TB
+	// Env is extra environment for the JVM (KAFKA_HEAP_OPTS=-Xmx4g for a
+	// benchmark that needs a larger heap than the launcher's 512 MiB).
+	Env []string
+	t   testing.TB
 }
 
 // NewApacheController writes the configuration of an Apache controller:
@@ -164,6 +167,7 @@ func (n *ApacheNode) Start(t testing.TB) {
 	if n.Proc == nil {
 		name := fmt.Sprintf("apache-%s-node%d", n.Version, n.NodeID)
 		n.Proc = NewProcess(t, name, Launcher(t), n.Version, MainKafka, n.Config)
+		n.Proc.Env = append(n.Proc.Env, n.Env...)
 	}
 	n.Proc.Start()
 }
@@ -234,6 +238,13 @@ func toolOutput(t testing.TB, version, mainClass string, args ...string) (string
 // kraft.version 0), and returns them unstarted with the cluster id.
 func NewApacheStaticQuorum(t testing.TB, version string, count int) ([]*ApacheNode, string) {
 	t.Helper()
+	return NewApacheStaticQuorumWith(t, version, count, nil)
+}
+
+// NewApacheStaticQuorumWith is NewApacheStaticQuorum with extra or
+// overriding server.properties entries on every node.
+func NewApacheStaticQuorumWith(t testing.TB, version string, count int, props map[string]string) ([]*ApacheNode, string) {
+	t.Helper()
 	ports := FreePorts(t, count)
 	voters := make([]string, count)
 	for i, p := range ports {
@@ -242,7 +253,7 @@ func NewApacheStaticQuorum(t testing.TB, version string, count int) ([]*ApacheNo
 	clusterID := NewUUID()
 	nodes := make([]*ApacheNode, count)
 	for i, p := range ports {
-		nodes[i] = NewApacheController(t, ApacheOptions{Version: version, NodeID: i + 1, Port: p, Voters: strings.Join(voters, ",")})
+		nodes[i] = NewApacheController(t, ApacheOptions{Version: version, NodeID: i + 1, Port: p, Voters: strings.Join(voters, ","), Props: props})
 		nodes[i].Format(t, clusterID)
 	}
 	return nodes, clusterID

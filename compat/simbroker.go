@@ -29,7 +29,11 @@ const (
 // listens on.
 type SimBroker struct {
 	ID    int32
-	Epoch int64 // broker epoch from the registration; -1 before
+	Epoch int64  // broker epoch from the registration; -1 before
+	Rack  string // broker.rack it registers with; "" for none
+
+	// kill ends this broker alone (Kill); nil until the fleet starts it.
+	kill context.CancelFunc
 
 	fleet       *SimFleet
 	incarnation [16]byte
@@ -132,6 +136,9 @@ func (b *SimBroker) register(ctx context.Context) error {
 	req.Features = b.fleet.features
 	req.LogDirs = [][16]byte{b.logDir}
 	req.PreviousBrokerEpoch = -1
+	if b.Rack != "" {
+		req.Rack = &b.Rack
+	}
 	r, err := b.request(ctx, req)
 	if err != nil {
 		return err
@@ -213,6 +220,14 @@ func (b *SimBroker) connect(ctx context.Context) error {
 	}
 	b.conn, b.connAddr = conn, addr
 	return nil
+}
+
+// Kill stops the broker as SIGKILL would: no more heartbeats, its
+// connection closed. The controller fences it once its session expires.
+func (b *SimBroker) Kill() {
+	if b.kill != nil {
+		b.kill()
+	}
 }
 
 func (b *SimBroker) disconnect() {

@@ -46,6 +46,20 @@ type SimFleet struct {
 // controller's ApiVersions first, since every broker must support them to
 // register. Stop ends them.
 func StartSimFleet(clusterID string, voters map[int32]string, firstID int32, count int) (*SimFleet, error) {
+	return StartSimFleetWith(clusterID, voters, firstID, count, SimFleetOptions{})
+}
+
+// SimFleetOptions are what some benchmarks add to a fleet.
+type SimFleetOptions struct {
+	// Rack names broker i's rack (0-based); nil registers no racks.
+	Rack func(i int) string
+	// Leaders, when set, is fed every batch the fleet's watcher fetches, so
+	// that it knows who leads each partition.
+	Leaders *LeaderTracker
+}
+
+// StartSimFleetWith is StartSimFleet with options.
+func StartSimFleetWith(clusterID string, voters map[int32]string, firstID int32, count int, opts SimFleetOptions) (*SimFleet, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &SimFleet{ClusterID: clusterID, locator: NewControllerLocator(voters),
 		heartbeats: &LatencyRecorder{}, cancel: cancel, phase: "start", errors: map[string]int{}}
@@ -63,6 +77,7 @@ func StartSimFleet(clusterID string, voters map[int32]string, firstID int32, cou
 	// The watcher fetches as the first broker, as that broker's raft
 	// client would.
 	f.watcher = NewMetadataWatcher(firstID, clusterID, f.locator)
+	f.watcher.leaders = opts.Leaders
 	f.done.Add(1)
 	go func() {
 		defer f.done.Done()
@@ -74,13 +89,19 @@ func StartSimFleet(clusterID string, voters map[int32]string, firstID int32, cou
 			f.Stop()
 			return nil, err
 		}
+		if opts.Rack != nil {
+			b.Rack = opts.Rack(i)
+		}
 		f.Brokers = append(f.Brokers, b)
 	}
 	for _, b := range f.Brokers {
 		f.done.Add(1)
+		bctx, kill := context.WithCancel(ctx)
+		b.kill = kill
 		go func() {
 			defer f.done.Done()
-			b.run(ctx)
+			defer kill()
+			b.run(bctx)
 		}()
 	}
 	return f, nil

@@ -32,6 +32,12 @@ type MetadataWatcher struct {
 
 	committed atomic.Int64 // last offset fetched and below the high watermark; -1 none
 	fetches   atomic.Int64
+	// leaders, if set, decodes every batch fetched (LeaderTracker).
+	leaders *LeaderTracker
+	// snapshots fetches a snapshot the leader sends the watcher to instead
+	// of skipping to its end (a new observer's catch-up, as a broker does).
+	snapshots     bool
+	snapshotBytes atomic.Int64
 }
 
 // fetchMaxWait is how long the leader may park an empty fetch, as a
@@ -67,6 +73,7 @@ func (w *MetadataWatcher) Run(ctx context.Context) {
 			w.locator.Invalidate(addr)
 			continue
 		}
+	fetching:
 		for ctx.Err() == nil {
 			resp, err := w.fetch(ctx, conn, epoch, next, lastEpoch)
 			if err != nil {
@@ -92,13 +99,21 @@ func (w *MetadataWatcher) Run(ctx context.Context) {
 			case p.DivergingEpoch.EndOffset >= 0:
 				// Our log tail is not the leader's: truncate to where they agree.
 				next, lastEpoch = p.DivergingEpoch.EndOffset, p.DivergingEpoch.Epoch
+				w.leaders.truncate(next)
 				continue
 			case p.SnapshotID.EndOffset >= 0:
-				// Below the log start: a broker would load the snapshot; we
-				// only need its position.
+				// Below the log start: a broker loads the snapshot; a
+				// watcher that only needs its position skips to its end.
+				if w.snapshots {
+					if err := w.fetchSnapshot(ctx, conn, epoch, p.SnapshotID.EndOffset, p.SnapshotID.Epoch); err != nil {
+						break fetching
+					}
+				}
 				next, lastEpoch = p.SnapshotID.EndOffset, p.SnapshotID.Epoch
+				w.leaders.skipped(next)
 				continue
 			}
+			w.leaders.apply(p.RecordBatches, p.HighWatermark)
 			next, lastEpoch = advanceOverBatches(p.RecordBatches, next, lastEpoch)
 			if c := min(next, p.HighWatermark) - 1; c > w.committed.Load() {
 				w.committed.Store(c)

@@ -1,0 +1,284 @@
+package compat
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// snapshot measures the leader's next snapshot: heartbeat p99 over a
+// baseline window, then while the snapshot's .checkpoint.part file exists;
+// the time it existed, the leader's resident memory above its level before,
+// and the finished file's bytes per partition.
+func (r *scaleRun) snapshot() {
+	cfg := r.cfg
+	leaderID, pid := r.leaderPID()
+	dir := r.q.dirs[leaderID]
+	r.logf("snapshot: baseline heartbeats for %v, then wait up to %v for the next snapshot in %s", cfg.window, cfg.snapInterval+time.Minute, dir)
+	r.fleet.SetPhase("snapshot")
+	r.fleet.Heartbeats().Start()
+	time.Sleep(cfg.window)
+	r.f.set("snapshot", "heartbeat p99 before the snapshot", msOf(Percentile(r.fleet.Heartbeats().Stop(), 0.99)))
+
+	existing := map[string]bool{}
+	for _, p := range snapshotFiles(dir, ".checkpoint.part") {
+		existing[p] = true
+	}
+	deadline := time.Now().Add(cfg.snapInterval + time.Minute)
+	var part string
+	for part == "" {
+		if time.Now().After(deadline) {
+			r.b.Logf("%s: no snapshot began within %v: no snapshot figures", r.q.name, cfg.snapInterval+time.Minute)
+			return
+		}
+		for _, p := range snapshotFiles(dir, ".checkpoint.part") {
+			if !existing[p] {
+				part = p
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	began, steal := time.Now(), StartSteal()
+	rss := startRSSPeak(pid)
+	r.fleet.Heartbeats().Start()
+	for {
+		if _, err := os.Stat(part); err != nil {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	took := time.Since(began)
+	during := r.fleet.Heartbeats().Stop()
+	above := rss.stop()
+	r.f.stealOf("snapshot", steal)
+	r.f.set("snapshot", "snapshot write (.part file seen)", msOf(took))
+	r.f.set("snapshot", "leader RSS above its level before", float64(above)/(1<<20))
+	r.f.set("snapshot", "heartbeat p99 during the snapshot", msOf(Percentile(during, 0.99)))
+	r.f.notes = append(r.f.notes, fmt.Sprintf("%d heartbeats during the snapshot", len(during)))
+	final := strings.TrimSuffix(part, ".checkpoint.part")
+	if i := strings.LastIndexByte(final, '-'); i > 0 && strings.Count(filepath.Base(final), "-") > 1 {
+		final = final[:i] // kraftd's .part names carry a random suffix after the id
+	}
+	if st, err := os.Stat(final + ".checkpoint"); err == nil {
+		r.f.set("snapshot", "snapshot bytes per partition", float64(st.Size())/float64(r.cfg.topics*int(r.cfg.partitions)))
+	} else {
+		r.b.Logf("%s: snapshot %s.checkpoint: %v", r.q.name, final, err)
+	}
+}
+
+// snapshotFiles lists the files in dir ending in suffix.
+func snapshotFiles(dir, suffix string) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	return paths
+}
+
+// steady measures the controllers' CPU and the active one's memory over a
+// window with every broker heartbeating.
+func (r *scaleRun) steady() {
+	r.logf("steady state: %v with %d brokers heartbeating", r.cfg.window, len(r.fleet.Brokers))
+	r.fleet.SetPhase("steady")
+	leaderID, pid := r.leaderPID()
+	pids := slices.Collect(maps.Values(r.q.pids))
+	before, leaderBefore := mustCPU(r.b, pids...), mustCPU(r.b, pid)
+	began, steal := time.Now(), StartSteal()
+	r.fleet.Heartbeats().Start()
+	time.Sleep(r.cfg.window)
+	beats := r.fleet.Heartbeats().Stop()
+	elapsed := time.Since(began).Seconds()
+	r.f.stealOf("steady", steal)
+	r.f.set("steady", "controller CPU, 3 controllers", (mustCPU(r.b, pids...)-before).Seconds()/elapsed)
+	r.f.set("steady", "  of which the active controller", (mustCPU(r.b, pid)-leaderBefore).Seconds()/elapsed)
+	r.f.set("steady", "active controller RSS", float64(mustRSS(r.b, pid))/(1<<20))
+	var followers int64
+	for id, p := range r.q.pids {
+		if id != leaderID {
+			followers += mustRSS(r.b, p)
+		}
+	}
+	r.f.set("steady", "followers' RSS, together", float64(followers)/(1<<20))
+	r.f.set("steady", "heartbeat p99", msOf(Percentile(beats, 0.99)))
+}
+
+// storm starts cfg.observers new observers fetching from offset 0 (and any
+// snapshot the leader sends them to) while one writer creates topics one at
+// a time, and measures until every observer has read up to where the
+// fleet's watcher was when it began.
+func (r *scaleRun) storm() {
+	cfg := r.cfg
+	_, pid := r.leaderPID()
+	target := r.fleet.Watcher().Committed()
+	r.logf("catch-up storm: %d observers read to offset %d", cfg.observers, target)
+	r.fleet.SetPhase("storm")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	writes := make(chan []time.Duration, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		writes <- r.writeUntil(ctx, "storm")
+	}()
+	steal, rss, began := StartSteal(), startRSSPeak(pid), time.Now()
+	var observers []*MetadataWatcher
+	for i := range cfg.observers {
+		w := NewMetadataWatcher(int32(1_000_000+i), r.q.clusterID, r.fleet.Locator()).FetchSnapshots()
+		observers = append(observers, w)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.Run(ctx)
+		}()
+	}
+	deadline := began.Add(10 * time.Minute)
+	for slices.ContainsFunc(observers, func(w *MetadataWatcher) bool { return w.Committed() < target }) {
+		if time.Now().After(deadline) {
+			r.fatalf("catch-up storm: observers not caught up after 10 minutes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	took := time.Since(began)
+	above := rss.stop()
+	cancel()
+	wg.Wait()
+	r.f.stealOf("storm", steal)
+	lat := <-writes
+	var snapshotBytes int64
+	for _, w := range observers {
+		snapshotBytes += w.SnapshotBytes()
+	}
+	r.f.set("storm", "all observers caught up after", took.Seconds())
+	r.f.set("storm", "leader RSS above idle during the storm", float64(above)/(1<<20))
+	r.f.set("storm", "concurrent CreateTopics p99", msOf(Percentile(lat, 0.99)))
+	r.f.set("storm", "concurrent CreateTopics max", msOf(slices.Max(append(lat, 0))))
+	r.f.notes = append(r.f.notes, fmt.Sprintf("storm: %d writes, %d MiB of snapshots fetched", len(lat), snapshotBytes>>20))
+}
+
+// writeUntil creates one-partition topics one at a time on the active
+// controller until ctx ends, and returns their latencies. A failed or
+// refused create is counted as a broker error and retried on a new
+// connection.
+func (r *scaleRun) writeUntil(ctx context.Context, prefix string) []time.Duration {
+	var out []time.Duration
+	var conn *Conn
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for i := 0; ctx.Err() == nil; i++ {
+		if conn == nil {
+			addr, _, err := r.fleet.Locator().Leader(ctx)
+			if err == nil {
+				conn, err = Dial(ctx, addr)
+			}
+			if err != nil {
+				sleepCtx(ctx, PollInterval)
+				continue
+			}
+		}
+		began := time.Now()
+		answer, err := CreateTopic1(ctx, conn, fmt.Sprintf("%s-%06d", prefix, i), 1, r.cfg.rf)
+		if err != nil || answer.ErrorCode != 0 {
+			if ctx.Err() == nil {
+				r.fleet.countError("CreateTopics", fmt.Errorf("error code %d: %v", answer.ErrorCode, err))
+			}
+			conn.Close()
+			conn = nil
+			sleepCtx(ctx, PollInterval)
+			continue
+		}
+		out = append(out, time.Since(began))
+	}
+	return out
+}
+
+// brokersFail kills brokers (no more heartbeats) and measures, from the
+// first batch that fenced one or moved a leader off one, the time until no
+// partition is led by them (by the batches' append timestamps), and until
+// the fleet's watcher had fetched that batch.
+func (r *scaleRun) brokersFail(what string, ids []int32) {
+	phase := strings.ReplaceAll(what, " ", "-")
+	r.fleet.SetPhase(phase)
+	led, wait := r.leaders.WatchLeadAway(ids)
+	r.logf("%s fails: %d brokers leading %d partitions", what, len(ids), led)
+	steal, killedAt := StartSteal(), time.Now()
+	for _, b := range r.fleet.Brokers {
+		if slices.Contains(ids, b.ID) {
+			b.Kill()
+			r.killed[b.ID] = true
+		}
+	}
+	res, err := wait(2 * time.Minute)
+	r.f.stealOf(phase, steal)
+	if err != nil {
+		// A finding, not a broken run: the phases after it still measure.
+		r.b.Logf("%s: %s fails: %v", r.q.name, what, err)
+		r.f.notes = append(r.f.notes, fmt.Sprintf("%s: NOT every partition led again: %v", what, err))
+		return
+	}
+	r.f.set(phase, what+": partitions it led", float64(res.Led))
+	r.f.set(phase, what+": kill to first fence (session)", res.Fenced.Sub(killedAt).Seconds())
+	r.f.set(phase, what+": fence to every partition led", msOf(res.LedAt.Sub(res.Fenced)))
+	r.f.set(phase, what+": fence to the fleet fetched it", msOf(res.Fetched.Sub(res.Fenced)))
+	if !res.LastFence.IsZero() {
+		r.f.set(phase, what+": last fence to every partition led", msOf(res.LedAt.Sub(res.LastFence)))
+		r.f.set(phase, what+": last fence to the fleet fetched it", msOf(res.Fetched.Sub(res.LastFence)))
+	}
+	if res.Offline > 0 {
+		r.f.notes = append(r.f.notes, fmt.Sprintf("%s: %d partitions without a leader", what, res.Offline))
+	}
+}
+
+// failover SIGKILLs the active controller and measures until a survivor
+// answers a BrokerHeartbeat, and then a CreateTopics, without error.
+func (r *scaleRun) failover() {
+	leaderID, _ := r.leaderPID()
+	r.logf("controller failover: SIGKILL of node %d", leaderID)
+	r.fleet.SetPhase("failover")
+	var survivors []string
+	for id, addr := range r.q.voters {
+		if id != leaderID {
+			survivors = append(survivors, addr)
+		}
+	}
+	broker := r.fleet.Brokers[0]
+	steal, killed := StartSteal(), time.Now()
+	r.q.procs[leaderID].Kill()
+	deadline := killed.Add(3 * time.Minute)
+	heartbeat := func(addr string) bool {
+		req := kmsg.NewPtrBrokerHeartbeatRequest()
+		req.SetVersion(1)
+		req.BrokerID, req.BrokerEpoch = broker.ID, broker.Epoch
+		req.CurrentMetadataOffset = r.fleet.Watcher().Committed()
+		resp, err := Request(addr, req)
+		return err == nil && resp.(*kmsg.BrokerHeartbeatResponse).ErrorCode == 0
+	}
+	created := func(addr string) bool {
+		conn, err := Dial(context.Background(), addr)
+		if err != nil {
+			return false
+		}
+		defer conn.Close()
+		answer, err := CreateTopic1(context.Background(), conn, fmt.Sprintf("failover-%d", time.Now().UnixNano()), 1, r.cfg.rf)
+		return err == nil && answer.ErrorCode == 0
+	}
+	for i, probe := range []func(string) bool{heartbeat, created} {
+		for !slices.ContainsFunc(survivors, probe) {
+			if time.Now().After(deadline) {
+				r.fatalf("controller failover: no survivor answered after 3 minutes")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		name := []string{"kill to a heartbeat answered", "kill to a CreateTopics answered"}[i]
+		r.f.set("failover", name, msOf(time.Since(killed)))
+	}
+	r.f.stealOf("failover", steal)
+}
