@@ -317,3 +317,49 @@ func TestPerItemRefusals(t *testing.T) {
 		t.Errorf("DeleteTopics: %d refusals, want 2: %+v", seen, resp)
 	}
 }
+
+// A delegation token for another owner needs CREATE_TOKENS on that USER,
+// as Apache's ControllerApis checks it; a token for oneself needs no ACL.
+// The requests come forwarded (token requests are refused on PLAINTEXT
+// otherwise); the node's controller is not active, so one past the check is
+// answered NOT_CONTROLLER.
+func TestCreateTokenForAnotherOwnerNeedsCreateTokens(t *testing.T) {
+	addr, b := startAuthorizedServer(t, "User:ANONYMOUS")
+	alice := Principal{Type: "User", Name: "alice"}
+	c := dial(t, addr)
+	corr := int32(0)
+	create := func(owner string) int16 {
+		t.Helper()
+		req := kmsg.NewPtrCreateDelegationTokenRequest()
+		req.Version = 3
+		if owner != "" {
+			typ := "User"
+			req.OwnerPrincipalType, req.OwnerPrincipalName = &typ, &owner
+		}
+		env := envelope(req, alice, []byte{10, 0, 0, 5})
+		corr++
+		c.send(env, corr)
+		_, resp := c.recv(env)
+		er := resp.(*kmsg.EnvelopeResponse)
+		if er.ErrorCode != 0 {
+			return er.ErrorCode
+		}
+		_, in, err := protocol.ParseResponse(er.ResponseData, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in.(*kmsg.CreateDelegationTokenResponse).ErrorCode
+	}
+	if code := create("bob"); code != kerr.DelegationTokenAuthorizationFailed.Code {
+		t.Fatalf("alice's token for bob without an ACL: code %d, want DELEGATION_TOKEN_AUTHORIZATION_FAILED", code)
+	}
+	for _, owner := range []string{"", "alice"} {
+		if code := create(owner); code != kerr.NotController.Code {
+			t.Fatalf("alice's token for herself (owner %q): code %d, want it past the check (NOT_CONTROLLER)", owner, code)
+		}
+	}
+	b.replay(t, aclRecord(1, "User:alice", "*", authz.OpCreateTokens, authz.ResourceUser, "User:bob", authz.PatternLiteral, authz.PermissionAllow))
+	if code := create("bob"); code != kerr.NotController.Code {
+		t.Fatalf("alice's token for bob with CREATE_TOKENS on User:bob: code %d, want it past the check", code)
+	}
+}
