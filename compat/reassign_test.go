@@ -2,6 +2,7 @@ package compat
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Main classes of kafka-reassign-partitions and kafka-leader-election.
@@ -22,7 +24,7 @@ const (
 // TestReassignAndElectOnKraftd runs Apache's kafka-reassign-partitions and
 // kafka-leader-election through three stock Apache brokers on one
 // three-node kraftd quorum, one cluster for every check in turn:
-//   - Move: --generate proposes, --execute starts and --verify waits out
+//   - Move: --generate proposes, --execute starts and --verify confirms
 //     the move of topic "moving" (RF 2, on brokers 101 and 102) to 102 and
 //     103, while franz-go produces to it and reads it back: nothing
 //     acknowledged is lost;
@@ -37,10 +39,16 @@ const (
 //     move completes;
 //   - PREFERRED: a reordering that completes at once leaves the old leader
 //     in place; kafka-leader-election --election-type PREFERRED moves it
-//     to the new first replica, and a second run finds nothing to do;
-//   - UNCLEAN: a partition whose only ISR member died while its other
-//     replica was down gets that replica as leader from
-//     --election-type UNCLEAN.
+//     to the new first replica, and finds nothing to do for a partition
+//     its preferred replica already leads;
+//   - UNCLEAN: a throttled move of a one-replica topic from 101 to 101 and
+//     103 is mid-way (103 out of the ISR) when 101 dies: only UNCLEAN
+//     elects 103, after which the move completes.
+//
+// Topics are created with CreateTopics sent to a broker (forwarded to
+// kraftd in an Envelope, as kafka-topics would), and progress is watched
+// in the brokers' metadata, so that the JVM tools run only for what is
+// checked of them.
 func TestReassignAndElectOnKraftd(t *testing.T) {
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
@@ -59,18 +67,18 @@ func TestReassignAndElectOnKraftd(t *testing.T) {
 		at("quorum and brokers running")
 		rt := &reassignTools{t: t, v: v, ctls: ctls, brokers: brokers, dir: t.TempDir()}
 
-		topicsTool(t, v, brokers, "--create", "--topic", "moving", "--replica-assignment", "101:102,102:101")
-		brokers.WaitPartitions(t, "moving ready", "moving", fullIsr([]int32{101, 102}))
+		rt.createTopic("moving", [][]int32{{101, 102}, {102, 101}})
 		traffic := StartTraffic(t, brokers.Addrs(), "moving", 2)
 		traffic.WaitProgress("start", traffic.Mark(), 100)
-		at("traffic running")
+		rt.createTopic("bulk", [][]int32{{101, 102}})
+		fillPartition(t, brokers.Addrs(), "bulk", 4<<20)
+		rt.createTopic("elect", [][]int32{{101, 102, 103}})
+		rt.createTopic("unclean", [][]int32{{101}})
+		fillPartition(t, brokers.Addrs(), "unclean", 4<<20)
+		at("topics written, traffic running")
+
 		t.Run("Move", func(t *testing.T) { rt.t = t; rt.checkMove(traffic) })
 		at("generate/execute/verify move")
-
-		topicsTool(t, v, brokers, "--create", "--topic", "bulk", "--replica-assignment", "101:102")
-		brokers.WaitPartitions(t, "bulk ready", "bulk", fullIsr([]int32{101, 102}))
-		fillPartition(t, brokers.Addrs(), "bulk", 4<<20)
-		at("bulk written")
 		t.Run("Cancel", func(t *testing.T) { rt.t = t; rt.checkCancel() })
 		at("cancel")
 		t.Run("ControllerSIGKILL", func(t *testing.T) { rt.t = t; rt.checkFailover() })
@@ -131,20 +139,40 @@ func (rt *reassignTools) file(name, content string) string {
 	return path
 }
 
-// verify runs --verify until every partition of the file is completed.
+// createTopic creates topic with the given replicas per partition through
+// a broker, and waits until every partition has all of them in its ISR.
+func (rt *reassignTools) createTopic(topic string, assignment [][]int32) {
+	rt.t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = 30000
+	ct := kmsg.NewCreateTopicsRequestTopic()
+	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, -1, -1
+	want := map[int32][]int32{}
+	for p, replicas := range assignment {
+		ct.ReplicaAssignment = append(ct.ReplicaAssignment, kmsg.CreateTopicsRequestTopicReplicaAssignment{Partition: int32(p), Replicas: replicas})
+		want[int32(p)] = replicas
+	}
+	req.Topics = append(req.Topics, ct)
+	resp, err := Request(rt.runningBroker(), req)
+	if err != nil {
+		rt.t.Fatal(err)
+	}
+	if r := resp.(*kmsg.CreateTopicsResponse).Topics[0]; r.ErrorCode != 0 {
+		rt.t.Fatalf("create %s: error %d %v", topic, r.ErrorCode, r.ErrorMessage)
+	}
+	rt.waitReplicas(topic, want)
+}
+
+// verify runs --verify once the brokers' metadata shows the move done: it
+// must report every partition completed, and clear the throttles.
 func (rt *reassignTools) verify(plan string) {
 	rt.t.Helper()
-	Eventually(rt.t, ReadyTimeout, "--verify reports the move completed", nil, func() error {
-		out, err := rt.reassignErr(false, "--verify", "--reassignment-json-file", plan)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(out, "still in progress") || !strings.Contains(out, "is completed") {
-			return fmt.Errorf("--verify printed %q", out)
-		}
-		rt.t.Logf("kafka-reassign-partitions --verify:\n%s", out)
-		return nil
-	})
+	out := rt.reassign(false, "--verify", "--reassignment-json-file", plan)
+	rt.t.Logf("kafka-reassign-partitions --verify:\n%s", out)
+	if strings.Contains(out, "still in progress") || !strings.Contains(out, "is completed") {
+		rt.t.Errorf("--verify printed %q", out)
+	}
 }
 
 // replicas waits until each partition of topic has the given replicas, in
@@ -200,7 +228,6 @@ func (rt *reassignTools) checkMove(traffic *Traffic) {
 	if !strings.Contains(out, "Successfully started partition reassignment") {
 		t.Errorf("--execute printed %q", out)
 	}
-	rt.verify(plan)
 	Eventually(t, ReadyTimeout, "moving on 102 and 103", nil, func() error {
 		got, isrs, err := rt.assignment("moving")
 		if err != nil {
@@ -213,6 +240,7 @@ func (rt *reassignTools) checkMove(traffic *Traffic) {
 		}
 		return nil
 	})
+	rt.verify(plan)
 	traffic.WaitProgress("after the move", mark, 100)
 }
 
@@ -248,18 +276,28 @@ func fillPartition(t *testing.T, seeds []string, topic string, size int) {
 	}
 }
 
-// startThrottledMove moves bulk-0 from 101,102 to 102,103 at a byte a
-// second, so it stays mid-way (the adding replica gets at most one fetch
-// of the 4 MiB before the quota holds it), and waits until the
-// controllers list it.
-func (rt *reassignTools) startThrottledMove() string {
+// startThrottledMove moves partition 0 of topic to target at a byte a
+// second, so it stays mid-way (an adding replica gets at most one fetch of
+// the 4 MiB before the quota holds it), and waits until the brokers'
+// metadata shows the replicas in flight.
+func (rt *reassignTools) startThrottledMove(topic string, target, inFlight []int32) string {
 	rt.t.Helper()
-	plan := rt.file("bulk.json", `{"version":1,"partitions":[{"topic":"bulk","partition":0,"replicas":[102,103],"log_dirs":["any","any"]}]}`)
+	js, _ := json.Marshal(target)
+	plan := rt.file(topic+".json", fmt.Sprintf(`{"version":1,"partitions":[{"topic":%q,"partition":0,"replicas":%s}]}`, topic, js))
 	out := rt.reassign(false, "--execute", "--reassignment-json-file", plan, "--throttle", "1")
 	if !strings.Contains(out, "Successfully started partition reassignment") {
 		rt.t.Errorf("--execute --throttle printed %q", out)
 	}
-	rt.waitListed("bulk-0: replicas: 102,103,101. adding: 103. removing: 101.")
+	Eventually(rt.t, ReadyTimeout, fmt.Sprintf("%s-0 replicas %v in flight", topic, inFlight), nil, func() error {
+		got, _, err := rt.assignment(topic)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got[0], inFlight) {
+			return fmt.Errorf("replicas %v", got[0])
+		}
+		return nil
+	})
 	return plan
 }
 
@@ -281,21 +319,37 @@ func (rt *reassignTools) waitListed(want string) {
 
 // checkCancel: a throttled move is mid-way; --cancel restores 101,102.
 func (rt *reassignTools) checkCancel() {
-	plan := rt.startThrottledMove()
-	if got, _, err := rt.assignment("bulk"); err != nil || !slices.Equal(got[0], []int32{102, 103, 101}) {
-		rt.t.Fatalf("mid-way replicas %v (%v), want [102 103 101]", got[0], err)
-	}
+	plan := rt.startThrottledMove("bulk", []int32{102, 103}, []int32{102, 103, 101})
+	rt.waitListed("bulk-0: replicas: 102,103,101. adding: 103. removing: 101.")
 	out := rt.reassign(true, "--cancel", "--reassignment-json-file", plan)
 	rt.t.Logf("kafka-reassign-partitions --cancel:\n%s", out)
+	if !strings.Contains(out, "Successfully cancelled partition reassignment for: bulk-0") {
+		rt.t.Errorf("--cancel printed %q", out)
+	}
 	// Apache's revert keeps the replicas in their mid-move order, less the
 	// ones being added: the original set, not the original order.
 	rt.waitReplicas("bulk", map[int32][]int32{0: {102, 101}})
-	rt.waitListed("No partition reassignments found.")
+	if got := rt.listDirect(); len(got) != 0 {
+		rt.t.Errorf("ListPartitionReassignments after the cancel: %+v", got)
+	}
+}
+
+// listDirect asks every kraftd that runs for the reassignments in flight
+// (ListPartitionReassignments, read from its committed image) and
+// returns the active one's answer.
+func (rt *reassignTools) listDirect() []kmsg.ListPartitionReassignmentsResponseTopic {
+	rt.t.Helper()
+	s := WaitLeader(rt.t, Addrs(rt.ctls...), nil)
+	resp, err := Request(nodeByID(rt.ctls, s.LeaderID).Addr(), kmsg.NewPtrListPartitionReassignmentsRequest())
+	if err != nil {
+		rt.t.Fatal(err)
+	}
+	return resp.(*kmsg.ListPartitionReassignmentsResponse).Topics
 }
 
 // checkFailover: the active kraftd dies mid-move; the next one carries on.
 func (rt *reassignTools) checkFailover() {
-	plan := rt.startThrottledMove()
+	plan := rt.startThrottledMove("bulk", []int32{102, 103}, []int32{102, 103, 101})
 	before := WaitLeader(rt.t, Addrs(rt.ctls...), nil)
 	old := nodeByID(rt.ctls, before.LeaderID)
 	old.Proc.Kill()
@@ -306,20 +360,30 @@ func (rt *reassignTools) checkFailover() {
 		return nil
 	})
 	rt.t.Logf("kraftd %d took over from %d at epoch %d", after.LeaderID, old.ID, after.LeaderEpoch)
-	rt.waitListed("bulk-0: replicas: 102,103,101. adding: 103. removing: 101.")
+	got := rt.listDirect()
+	if len(got) != 1 || got[0].Topic != "bulk" || !slices.Equal(got[0].Partitions[0].AddingReplicas, []int32{103}) {
+		rt.t.Fatalf("the new controller lists %+v", got)
+	}
 	out := rt.reassign(false, "--execute", "--additional", "--reassignment-json-file", plan, "--throttle", "1000000000")
 	rt.t.Logf("kafka-reassign-partitions --execute --additional:\n%s", out)
-	rt.verify(plan)
 	rt.waitReplicas("bulk", map[int32][]int32{0: {102, 103}})
+	rt.verify(plan)
+	restarted := time.Now()
 	old.Proc.Start()
-	WaitLeader(rt.t, Addrs(rt.ctls...), voterCaughtUp(old.ID, time.Now().Add(-time.Second), after.HighWatermark))
+	WaitLeader(rt.t, Addrs(rt.ctls...), voterCaughtUp(old.ID, restarted, after.HighWatermark))
 }
 
-// elect runs kafka-leader-election through a running broker.
-func (rt *reassignTools) elect(typ, topic string) string {
+// elect runs kafka-leader-election through a running broker for
+// partition 0 of each topic.
+func (rt *reassignTools) elect(typ string, topics ...string) string {
 	rt.t.Helper()
+	var parts []string
+	for _, topic := range topics {
+		parts = append(parts, fmt.Sprintf(`{"topic":%q,"partition":0}`, topic))
+	}
+	file := rt.file("elect-"+typ+".json", `{"partitions":[`+strings.Join(parts, ",")+`]}`)
 	out, err := toolOutput(rt.t, rt.v, MainLeaderElection, "--bootstrap-server", rt.runningBroker(),
-		"--election-type", typ, "--topic", topic, "--partition", "0")
+		"--election-type", typ, "--path-to-json-file", file)
 	if err != nil {
 		rt.t.Fatalf("%v\nstdout:\n%s", err, out)
 	}
@@ -342,48 +406,47 @@ func (rt *reassignTools) waitLeader(topic string, want int32) {
 }
 
 // checkPreferred: reordering elect-0's replicas to 103,101,102 completes at
-// once and leaves 101 leading; PREFERRED moves leadership to 103.
+// once and leaves 101 leading; PREFERRED moves leadership to 103, and
+// finds nothing to do for bulk-0, whose move left its first replica
+// leading.
 func (rt *reassignTools) checkPreferred() {
-	topicsTool(rt.t, rt.v, rt.brokers, "--create", "--topic", "elect", "--replica-assignment", "101:102:103")
-	rt.brokers.WaitPartitions(rt.t, "elect ready", "elect", fullIsr([]int32{101, 102, 103}))
 	rt.waitLeader("elect", 101)
 	plan := rt.file("reorder.json", `{"version":1,"partitions":[{"topic":"elect","partition":0,"replicas":[103,101,102]}]}`)
 	rt.reassign(false, "--execute", "--reassignment-json-file", plan)
 	rt.waitReplicas("elect", map[int32][]int32{0: {103, 101, 102}})
 	rt.waitLeader("elect", 101)
-	if out := rt.elect("PREFERRED", "elect"); !strings.Contains(out, "Successfully completed leader election (PREFERRED) for partitions elect-0") {
+	rt.waitLeader("bulk", 102)
+	out := rt.elect("PREFERRED", "elect", "bulk")
+	if !strings.Contains(out, "Successfully completed leader election (PREFERRED) for partitions elect-0") {
 		rt.t.Errorf("PREFERRED printed %q", out)
 	}
-	rt.waitLeader("elect", 103)
-	if out := rt.elect("PREFERRED", "elect"); !strings.Contains(out, "Valid replica already elected for partitions elect-0") {
-		rt.t.Errorf("second PREFERRED printed %q", out)
+	if !strings.Contains(out, "Valid replica already elected for partitions bulk-0") {
+		rt.t.Errorf("PREFERRED printed %q, want bulk-0 needing no election", out)
 	}
+	rt.waitLeader("elect", 103)
 }
 
-// checkUnclean: unclean-0 lives on 101 and 102. 102 dies (the ISR shrinks
-// to 101), then 101 (no leader), then 102 comes back, out of the ISR: only
-// UNCLEAN elects it. 101 is left down (the test ends).
+// checkUnclean: unclean-0 (4 MiB on 101 alone) is moving, throttled, to
+// 101 and 103 when 101 dies: the partition has no leader, and 103, alive
+// but out of the ISR, is elected only by UNCLEAN; its ISR then holds the
+// adding replica, so the next change (the new leader's AlterPartition
+// marking it recovered) completes the move. 101 is left down (the test
+// ends).
 func (rt *reassignTools) checkUnclean() {
 	t := rt.t
-	topicsTool(t, rt.v, rt.brokers, "--create", "--topic", "unclean", "--replica-assignment", "101:102")
-	rt.brokers.WaitPartitions(t, "unclean ready", "unclean", fullIsr([]int32{101, 102}))
-	b101, b102 := rt.brokers.Broker(101), rt.brokers.Broker(102)
-	b102.Proc.Kill()
-	rt.brokers.WaitUnfenced(t, 101, 103)
-	rt.brokers.WaitPartitions(t, "unclean-0 shrunk to 101", "unclean", func(_, leader int32, isr []int32) error {
-		if leader != 101 || !slices.Equal(isr, []int32{101}) {
-			return fmt.Errorf("want leader 101, ISR [101]")
-		}
-		return nil
-	})
-	b101.Proc.Kill()
-	rt.brokers.WaitUnfenced(t, 103)
-	b102.Start(t)
+	rt.startThrottledMove("unclean", []int32{101, 103}, []int32{101, 103})
+	rt.brokers.Broker(101).Proc.Kill()
 	rt.brokers.WaitUnfenced(t, 102, 103)
 	rt.waitLeader("unclean", -1)
 	if out := rt.elect("UNCLEAN", "unclean"); !strings.Contains(out, "Successfully completed leader election (UNCLEAN) for partitions unclean-0") {
 		t.Errorf("UNCLEAN printed %q", out)
 	}
-	rt.waitLeader("unclean", 102)
-	// 101 stays down: nothing after this check needs it.
+	rt.waitLeader("unclean", 103)
+	rt.waitReplicas("unclean", map[int32][]int32{0: {101, 103}})
+	Eventually(t, ReadyTimeout, "unclean-0's move completed", nil, func() error {
+		if got := rt.listDirect(); len(got) != 0 {
+			return fmt.Errorf("still listed: %+v", got)
+		}
+		return nil
+	})
 }

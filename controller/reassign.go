@@ -29,6 +29,19 @@ import (
 //
 // Cancelling (null replicas) reverts to the original replicas, keeping
 // the ISR members that were not being added.
+//
+// One deliberate difference from Apache (4.1 to 4.4 and trunk): a new
+// target given while a reassignment is in flight. Apache computes the
+// adding and removing lists against the replicas in flight and keeps the
+// old list where the new one is empty: a target that keeps a replica
+// being removed still removes it; one that drops a replica being added
+// leaves it both adding and removing, which no ISR can complete (only a
+// cancel ends it); one that adds another replica forgets those still
+// being added, so the move may complete without them. Here the removing
+// list is the replicas the new target lacks, and the adding list is the
+// new target's replicas not in flight plus those still being added that
+// it keeps. For a partition with no reassignment in flight, and for a
+// target repeated (--execute --additional), both give Apache's records.
 
 // defaultAssignment fills the target assignment with the partition's own
 // where the caller set none.
@@ -191,13 +204,22 @@ func (c *Core) reassignOne(im *metadata.Image, topic string, rp *kmsg.AlterParti
 	if !slices.Equal(replicas, p.Replicas) {
 		change.targetReplicas = replicas
 	}
-	if len(removing) > 0 {
-		change.targetRemoving = removing
-	}
-	if len(adding) > 0 {
-		change.targetAdding = adding
-	}
+	change.targetRemoving = removing
+	// A replica still being added that the new target keeps is still
+	// being added.
+	change.targetAdding = sortedDifference(append(adding, intersect(p.AddingReplicas(), rp.Replicas)...), nil)
 	return change.build(), nil
+}
+
+// intersect is the members of a that b holds, in a's order.
+func intersect(a, b []int32) []int32 {
+	out := []int32{}
+	for _, r := range a {
+		if slices.Contains(b, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // cancelReassignment reverts a reassignment in progress (Apache's

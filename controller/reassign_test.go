@@ -175,6 +175,34 @@ func TestReassignmentCancellationReverts(t *testing.T) {
 	}
 }
 
+// A new target while a move is in flight: a replica being added that the
+// new target drops is removed, not left both adding and removing, and one
+// being removed that the new target keeps stays (see reassign.go).
+func TestReassignmentReplacedInFlight(t *testing.T) {
+	rc := newReassignCluster(t)
+	if code, _ := rc.reassign(1, true, "t", []int32{3, 2}); code != 0 {
+		t.Fatal(code)
+	}
+	rc.want("first target", "replicas=[3 2 1] isr=[1 2] leader=1 adding=[3] removing=[1] leaderEpoch=0")
+	if code, _ := rc.reassign(1, true, "t", []int32{2}); code != 0 {
+		t.Fatal(code)
+	}
+	// 3 and 1 leave; 2 is in the ISR, so the move completes at once.
+	rc.want("second target", "replicas=[2] isr=[2] leader=2 adding=[] removing=[] leaderEpoch=1")
+	if code, _ := rc.reassign(1, true, "t", []int32{2, 4}); code != 0 {
+		t.Fatal(code)
+	}
+	if code, _ := rc.reassign(1, true, "t", []int32{2, 4, 3}); code != 0 {
+		t.Fatal(code)
+	}
+	rc.want("grown in flight", "replicas=[2 4 3] isr=[2] leader=2 adding=[3 4] removing=[] leaderEpoch=1")
+	// Repeating a target in flight changes nothing (--execute --additional).
+	if code, _ := rc.reassign(1, true, "t", []int32{2, 4, 3}); code != 0 {
+		t.Fatal(code)
+	}
+	rc.want("repeated", "replicas=[2 4 3] isr=[2] leader=2 adding=[3 4] removing=[] leaderEpoch=1")
+}
+
 // Apache's refusals, each per partition.
 func TestReassignmentRefusals(t *testing.T) {
 	rc := newReassignCluster(t)
@@ -268,4 +296,77 @@ func TestReassignmentSurvivesFailover(t *testing.T) {
 		t.Fatalf("completing on the new controller: %d", code)
 	}
 	next.want("completed", "replicas=[2 3] isr=[2 3] leader=2 adding=[] removing=[] leaderEpoch=1")
+}
+
+// Random reassignments, cancellations and ISR changes from the leader,
+// from one seed: every answer is an Apache error code or success, and the
+// partition always keeps the invariants brokers rely on.
+func TestReassignmentRandomWalkKeepsInvariants(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { reassignRandomWalk(t, seed) })
+	}
+}
+
+func reassignRandomWalk(t *testing.T, seed uint64) {
+	rc := newReassignCluster(t)
+	r := rand.New(rand.NewPCG(seed, 11))
+	allowed := map[int16]bool{0: true, kerr.InvalidReplicaAssignment.Code: true, kerr.InvalidReplicationFactor.Code: true,
+		kerr.NoReassignmentInProgress.Code: true, kerr.NewLeaderElected.Code: true, kerr.InvalidRequest.Code: true,
+		kerr.IneligibleReplica.Code: true}
+	for step := range 400 {
+		p := rc.part()
+		var code int16
+		switch r.IntN(3) {
+		case 0:
+			var target []int32
+			for _, b := range r.Perm(5) { // broker 5 is not registered
+				if r.IntN(2) == 0 {
+					target = append(target, int32(b+1))
+				}
+			}
+			if target == nil {
+				target = []int32{}
+			}
+			code, _ = rc.reassign(int16(r.IntN(2)), r.IntN(2) == 0, "t", target)
+		case 1:
+			code, _ = rc.reassign(1, false, "t", nil)
+		default:
+			if p.Leader < 0 {
+				continue
+			}
+			isr := []int32{p.Leader}
+			for _, b := range p.Replicas {
+				if b != p.Leader && r.IntN(2) == 0 {
+					isr = append(isr, b)
+				}
+			}
+			code = rc.alterIsr(isr...)
+		}
+		if !allowed[code] {
+			t.Fatalf("step %d: error code %d from %s", step, code, describe(p))
+		}
+		before := p
+		p = rc.part()
+		if err := partitionInvariants(p); err != nil {
+			t.Fatalf("step %d: %v: %s (before: %s)", step, err, describe(p), describe(before))
+		}
+	}
+}
+
+func partitionInvariants(p metadata.Partition) error {
+	switch {
+	case len(p.Replicas) == 0 || hasDuplicates(p.Replicas):
+		return fmt.Errorf("bad replicas")
+	case !containsAll(p.Replicas, p.Isr):
+		return fmt.Errorf("ISR outside the replicas")
+	case !containsAll(p.Replicas, p.AddingReplicas()) || !containsAll(p.Replicas, p.RemovingReplicas()):
+		return fmt.Errorf("adding or removing outside the replicas")
+	case len(without(p.AddingReplicas(), p.RemovingReplicas())) != len(p.AddingReplicas()):
+		return fmt.Errorf("a replica both added and removed")
+	case p.Leader != -1 && !slices.Contains(p.Isr, p.Leader):
+		return fmt.Errorf("leader outside the ISR")
+	case p.Directories() != nil && len(p.Directories()) != len(p.Replicas):
+		return fmt.Errorf("%d directories for %d replicas", len(p.Directories()), len(p.Replicas))
+	}
+	return nil
 }
