@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -41,8 +42,8 @@ const (
 //     in place; kafka-leader-election --election-type PREFERRED moves it
 //     to the new first replica, and finds nothing to do for a partition
 //     its preferred replica already leads;
-//   - UNCLEAN: a throttled move of a one-replica topic from 101 to 101 and
-//     103 is mid-way (103 out of the ISR) when 101 dies: only UNCLEAN
+//   - UNCLEAN: a move of a one-replica topic from 101 to 101 and 103 is
+//     mid-way (103 paused, out of the ISR) when 101 dies: only UNCLEAN
 //     elects 103, after which the move completes.
 //
 // Topics are created with CreateTopics sent to a broker (forwarded to
@@ -74,7 +75,6 @@ func TestReassignAndElectOnKraftd(t *testing.T) {
 		fillPartition(t, brokers.Addrs(), "bulk", 4<<20)
 		rt.createTopic("elect", [][]int32{{101, 102, 103}})
 		rt.createTopic("unclean", [][]int32{{101}})
-		fillPartition(t, brokers.Addrs(), "unclean", 4<<20)
 		at("topics written, traffic running")
 
 		t.Run("Move", func(t *testing.T) { rt.t = t; rt.checkMove(traffic) })
@@ -154,13 +154,24 @@ func (rt *reassignTools) createTopic(topic string, assignment [][]int32) {
 		want[int32(p)] = replicas
 	}
 	req.Topics = append(req.Topics, ct)
-	resp, err := Request(rt.runningBroker(), req)
-	if err != nil {
-		rt.t.Fatal(err)
-	}
-	if r := resp.(*kmsg.CreateTopicsResponse).Topics[0]; r.ErrorCode != 0 {
-		rt.t.Fatalf("create %s: error %d %v", topic, r.ErrorCode, r.ErrorMessage)
-	}
+	// A broker may be unfenced before its own listener accepts; try each.
+	// A retry after a lost answer finds the topic there.
+	Eventually(rt.t, ReadyTimeout, "create "+topic, nil, func() error {
+		var last error
+		for _, addr := range rt.brokers.Addrs() {
+			resp, err := Request(addr, req)
+			if err != nil {
+				last = err
+				continue
+			}
+			r := resp.(*kmsg.CreateTopicsResponse).Topics[0]
+			if r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
+				rt.t.Fatalf("create %s: %v %v", topic, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
+			}
+			return nil
+		}
+		return last
+	})
 	rt.waitReplicas(topic, want)
 }
 
@@ -426,26 +437,69 @@ func (rt *reassignTools) checkPreferred() {
 	rt.waitLeader("elect", 103)
 }
 
-// checkUnclean: unclean-0 (4 MiB on 101 alone) is moving, throttled, to
-// 101 and 103 when 101 dies: the partition has no leader, and 103, alive
-// but out of the ISR, is elected only by UNCLEAN; its ISR then holds the
-// adding replica, so the next change (the new leader's AlterPartition
-// marking it recovered) completes the move. 101 is left down (the test
-// ends).
+// checkUnclean: unclean-0 (on 101 alone) is moving to 101 and 103 (an
+// AlterPartitionReassignments sent straight to kraftd) while 103 is paused
+// (SIGSTOP), so 103 has fetched nothing when 101 dies; 103
+// resumed is alive but out of the ISR, and only UNCLEAN elects it; its
+// ISR then holds the adding replica, so the next change (the new
+// leader's AlterPartition marking it recovered) completes the move. 101
+// is left down (the test ends).
 func (rt *reassignTools) checkUnclean() {
 	t := rt.t
-	rt.startThrottledMove("unclean", []int32{101, 103}, []int32{101, 103})
-	rt.brokers.Broker(101).Proc.Kill()
+	b101, b103 := rt.brokers.Broker(101), rt.brokers.Broker(103)
+	if err := b103.Proc.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = b103.Proc.Resume()
+		}
+	}()
+	// Straight to the active kraftd: an admin client would wait on the
+	// paused broker.
+	req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+	req.SetVersion(1)
+	req.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Topic: "unclean", Partitions: []kmsg.AlterPartitionAssignmentsRequestTopicPartition{{Partition: 0, Replicas: []int32{101, 103}}}}}
+	leader := WaitLeader(t, Addrs(rt.ctls...), nil)
+	resp, err := Request(nodeByID(rt.ctls, leader.LeaderID).Addr(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := resp.(*kmsg.AlterPartitionAssignmentsResponse); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("AlterPartitionReassignments: %+v", r)
+	}
+	Eventually(t, ReadyTimeout, "unclean-0 moving to 101,103", nil, func() error {
+		got, isrs, err := rt.assignment("unclean")
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got[0], []int32{101, 103}) || !slices.Equal(isrs[0], []int32{101}) {
+			return fmt.Errorf("replicas %v ISR %v", got[0], isrs[0])
+		}
+		return nil
+	})
+	b101.Proc.Kill()
+	if err := b103.Proc.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
 	rt.brokers.WaitUnfenced(t, 102, 103)
 	rt.waitLeader("unclean", -1)
 	if out := rt.elect("UNCLEAN", "unclean"); !strings.Contains(out, "Successfully completed leader election (UNCLEAN) for partitions unclean-0") {
 		t.Errorf("UNCLEAN printed %q", out)
 	}
 	rt.waitLeader("unclean", 103)
-	rt.waitReplicas("unclean", map[int32][]int32{0: {101, 103}})
 	Eventually(t, ReadyTimeout, "unclean-0's move completed", nil, func() error {
 		if got := rt.listDirect(); len(got) != 0 {
 			return fmt.Errorf("still listed: %+v", got)
+		}
+		got, _, err := rt.assignment("unclean")
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got[0], []int32{101, 103}) {
+			return fmt.Errorf("replicas %v", got[0])
 		}
 		return nil
 	})

@@ -370,3 +370,34 @@ func partitionInvariants(p metadata.Partition) error {
 	}
 	return nil
 }
+
+// With eligible leader replicas on, a move whose completion leaves the ISR
+// below min.insync.replicas keeps the replicas leaving it as ELR, as
+// Apache's builder does (its ELR candidates are the old ISR and ELR, not
+// filtered by the new replica list); the election still only picks from
+// the replicas.
+func TestReassignmentWithEligibleLeaderReplicas(t *testing.T) {
+	rc := newReassignCluster(t)
+	rc.q.write([]metadata.Record{
+		&metadata.FeatureLevelRecord{Name: ELRFeature, FeatureLevel: 1},
+		&metadata.ConfigRecord{ResourceType: resourceTopic, ResourceName: "t", Name: "min.insync.replicas", Value: ptr("2")},
+	})
+	if code, _ := rc.reassign(1, false, "t", []int32{2, 3}); code != 0 {
+		t.Fatal(code)
+	}
+	b := rc.c.image.Brokers[2]
+	if _, err := rc.c.BrokerHeartbeat(context.Background(), heartbeat(2, b.BrokerEpoch, rc.q.next, true, false)); err != nil {
+		t.Fatal(err)
+	}
+	if p := rc.part(); !slices.Equal(p.Isr, []int32{1}) || !slices.Equal(p.EligibleLeaderReplicas(), []int32{2}) {
+		t.Fatalf("2 fenced: %s elr=%v", describe(p), p.EligibleLeaderReplicas())
+	}
+	if code := rc.alterIsr(1, 3); code != kerr.NewLeaderElected.Code {
+		t.Fatalf("completing: %d", code)
+	}
+	p := rc.part()
+	rc.want("completed", "replicas=[2 3] isr=[3] leader=3 adding=[] removing=[] leaderEpoch=1")
+	if !slices.Equal(p.EligibleLeaderReplicas(), []int32{1, 2}) {
+		t.Fatalf("ELR %v, want [1 2]", p.EligibleLeaderReplicas())
+	}
+}
