@@ -44,7 +44,7 @@ const (
 //     its preferred replica already leads;
 //   - UNCLEAN: a move of a one-replica topic from 101 to 101 and 103 is
 //     mid-way (103 paused, out of the ISR) when 101 dies: only UNCLEAN
-//     elects 103, after which the move completes.
+//     elects 103; the move stays in flight, as on Apache.
 //
 // Topics are created with CreateTopics sent to a broker (forwarded to
 // kraftd in an Envelope, as kafka-topics would), and progress is watched
@@ -440,10 +440,9 @@ func (rt *reassignTools) checkPreferred() {
 // checkUnclean: unclean-0 (on 101 alone) is moving to 101 and 103 (an
 // AlterPartitionReassignments sent straight to kraftd) while 103 is paused
 // (SIGSTOP), so 103 has fetched nothing when 101 dies; 103
-// resumed is alive but out of the ISR, and only UNCLEAN elects it; its
-// ISR then holds the adding replica, so the next change (the new
-// leader's AlterPartition marking it recovered) completes the move. 101
-// is left down (the test ends).
+// resumed is alive but out of the ISR, and only UNCLEAN elects it. The
+// move stays listed until the next ISR change. 101 is left down (the
+// test ends).
 func (rt *reassignTools) checkUnclean() {
 	t := rt.t
 	b101, b103 := rt.brokers.Broker(101), rt.brokers.Broker(103)
@@ -490,17 +489,13 @@ func (rt *reassignTools) checkUnclean() {
 		t.Errorf("UNCLEAN printed %q", out)
 	}
 	rt.waitLeader("unclean", 103)
-	Eventually(t, ReadyTimeout, "unclean-0's move completed", nil, func() error {
-		if got := rt.listDirect(); len(got) != 0 {
-			return fmt.Errorf("still listed: %+v", got)
-		}
-		got, _, err := rt.assignment("unclean")
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(got[0], []int32{101, 103}) {
-			return fmt.Errorf("replicas %v", got[0])
-		}
-		return nil
-	})
+	// The election does not finish the move: its record is built from the
+	// ISR before the election, as Apache's; the next ISR change would (101
+	// fetching again), and the new leader marks itself recovered without
+	// one.
+	got := rt.listDirect()
+	if len(got) != 1 || got[0].Topic != "unclean" || !slices.Equal(got[0].Partitions[0].Replicas, []int32{101, 103}) ||
+		!slices.Equal(got[0].Partitions[0].AddingReplicas, []int32{103}) {
+		t.Errorf("after the unclean election kraftd lists %+v, want unclean-0 still adding 103", got)
+	}
 }
