@@ -1,18 +1,14 @@
 package compat
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -93,133 +89,6 @@ func TestReassignAndElectOnKraftd(t *testing.T) {
 	})
 }
 
-type reassignTools struct {
-	t       *testing.T
-	v       string
-	ctls    []*kraftdNode
-	brokers *BrokerSet
-	dir     string
-}
-
-// reassign runs kafka-reassign-partitions through the first running
-// broker, or straight to the controllers with direct.
-func (rt *reassignTools) reassign(direct bool, args ...string) string {
-	rt.t.Helper()
-	out, err := rt.reassignErr(direct, args...)
-	if err != nil {
-		rt.t.Fatalf("%v\nstdout:\n%s", err, out)
-	}
-	return out
-}
-
-func (rt *reassignTools) reassignErr(direct bool, args ...string) (string, error) {
-	rt.t.Helper()
-	bootstrap := []string{"--bootstrap-server", rt.runningBroker()}
-	if direct {
-		bootstrap = []string{"--bootstrap-controller", strings.Join(Addrs(rt.ctls...), ",")}
-	}
-	return toolOutput(rt.t, rt.v, MainReassign, append(bootstrap, args...)...)
-}
-
-func (rt *reassignTools) runningBroker() string {
-	for _, b := range rt.brokers.Brokers {
-		if b.Proc != nil {
-			if exited, _ := b.Proc.Exited(); !exited {
-				return b.Addr()
-			}
-		}
-	}
-	rt.t.Fatal("no broker is running")
-	return ""
-}
-
-func (rt *reassignTools) file(name, content string) string {
-	path := filepath.Join(rt.dir, name)
-	writeFile(rt.t, path, []byte(content))
-	return path
-}
-
-// createTopic creates topic with the given replicas per partition through
-// a broker, and waits until every partition has all of them in its ISR.
-func (rt *reassignTools) createTopic(topic string, assignment [][]int32) {
-	rt.t.Helper()
-	req := kmsg.NewPtrCreateTopicsRequest()
-	req.SetVersion(7)
-	req.TimeoutMillis = 30000
-	ct := kmsg.NewCreateTopicsRequestTopic()
-	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, -1, -1
-	want := map[int32][]int32{}
-	for p, replicas := range assignment {
-		ct.ReplicaAssignment = append(ct.ReplicaAssignment, kmsg.CreateTopicsRequestTopicReplicaAssignment{Partition: int32(p), Replicas: replicas})
-		want[int32(p)] = replicas
-	}
-	req.Topics = append(req.Topics, ct)
-	// A broker may be unfenced before its own listener accepts; try each.
-	// A retry after a lost answer finds the topic there.
-	Eventually(rt.t, ReadyTimeout, "create "+topic, nil, func() error {
-		var last error
-		for _, addr := range rt.brokers.Addrs() {
-			resp, err := Request(addr, req)
-			if err != nil {
-				last = err
-				continue
-			}
-			r := resp.(*kmsg.CreateTopicsResponse).Topics[0]
-			if r.ErrorCode != 0 && r.ErrorCode != kerr.TopicAlreadyExists.Code {
-				rt.t.Fatalf("create %s: %v %v", topic, kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage)
-			}
-			return nil
-		}
-		return last
-	})
-	rt.waitReplicas(topic, want)
-}
-
-// verify runs --verify once the brokers' metadata shows the move done: it
-// must report every partition completed, and clear the throttles.
-func (rt *reassignTools) verify(plan string) {
-	rt.t.Helper()
-	out := rt.reassign(false, "--verify", "--reassignment-json-file", plan)
-	rt.t.Logf("kafka-reassign-partitions --verify:\n%s", out)
-	if strings.Contains(out, "still in progress") || !strings.Contains(out, "is completed") {
-		rt.t.Errorf("--verify printed %q", out)
-	}
-}
-
-// replicas waits until each partition of topic has the given replicas, in
-// order, as the brokers' metadata says, and a full ISR of them.
-func (rt *reassignTools) waitReplicas(topic string, want map[int32][]int32) {
-	rt.t.Helper()
-	Eventually(rt.t, ReadyTimeout, fmt.Sprintf("%s replicas %v", topic, want), nil, func() error {
-		got, isrs, err := rt.assignment(topic)
-		if err != nil {
-			return err
-		}
-		for p, r := range want {
-			if !slices.Equal(got[p], r) || !slices.Equal(isrs[p], slices.Sorted(slices.Values(r))) {
-				return fmt.Errorf("partition %d: replicas %v ISR %v", p, got[p], isrs[p])
-			}
-		}
-		return nil
-	})
-}
-
-func (rt *reassignTools) assignment(topic string) (replicas, isrs map[int32][]int32, err error) {
-	m, err := rt.brokers.Metadata(topic)
-	if err != nil {
-		return nil, nil, err
-	}
-	replicas = map[int32][]int32{}
-	for _, tm := range m.Resp.Topics {
-		if tm.Topic != nil && *tm.Topic == topic {
-			for _, p := range tm.Partitions {
-				replicas[p.Partition] = p.Replicas
-			}
-		}
-	}
-	return replicas, m.Isrs[topic], nil
-}
-
 // proposedRe finds the plan --generate proposes.
 var proposedRe = regexp.MustCompile(`Proposed partition reassignment configuration\s*\n(\{.*\})`)
 
@@ -255,38 +124,6 @@ func (rt *reassignTools) checkMove(traffic *Traffic) {
 	traffic.WaitProgress("after the move", mark, 100)
 }
 
-// fillPartition writes about size bytes to partition 0 of topic, acks=all.
-func fillPartition(t *testing.T, seeds []string, topic string, size int) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), ReadyTimeout)
-	defer cancel()
-	value := []byte(strings.Repeat("x", 1024))
-	errs := make(chan error, 1)
-	for i := range size / len(value) {
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Key: []byte(fmt.Sprint(i)), Value: value}, func(_ *kgo.Record, err error) {
-			if err != nil {
-				select {
-				case errs <- err:
-				default:
-				}
-			}
-		})
-	}
-	if err := cl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-errs:
-		t.Fatalf("writing %s: %v", topic, err)
-	default:
-	}
-}
-
 // startThrottledMove moves partition 0 of topic to target at a byte a
 // second, so it stays mid-way (an adding replica gets at most one fetch of
 // the 4 MiB before the quota holds it), and waits until the brokers'
@@ -312,22 +149,6 @@ func (rt *reassignTools) startThrottledMove(topic string, target, inFlight []int
 	return plan
 }
 
-// waitListed waits until --list, sent straight to the controllers, prints
-// want.
-func (rt *reassignTools) waitListed(want string) {
-	rt.t.Helper()
-	Eventually(rt.t, ReadyTimeout, "--list shows "+want, nil, func() error {
-		out, err := rt.reassignErr(true, "--list")
-		if err != nil {
-			return err
-		}
-		if !strings.Contains(out, want) {
-			return fmt.Errorf("--list printed %q", out)
-		}
-		return nil
-	})
-}
-
 // checkCancel: a throttled move is mid-way; --cancel restores 101,102.
 func (rt *reassignTools) checkCancel() {
 	plan := rt.startThrottledMove("bulk", []int32{102, 103}, []int32{102, 103, 101})
@@ -343,19 +164,6 @@ func (rt *reassignTools) checkCancel() {
 	if got := rt.listDirect(); len(got) != 0 {
 		rt.t.Errorf("ListPartitionReassignments after the cancel: %+v", got)
 	}
-}
-
-// listDirect asks every kraftd that runs for the reassignments in flight
-// (ListPartitionReassignments, read from its committed image) and
-// returns the active one's answer.
-func (rt *reassignTools) listDirect() []kmsg.ListPartitionReassignmentsResponseTopic {
-	rt.t.Helper()
-	s := WaitLeader(rt.t, Addrs(rt.ctls...), nil)
-	resp, err := Request(nodeByID(rt.ctls, s.LeaderID).Addr(), kmsg.NewPtrListPartitionReassignmentsRequest())
-	if err != nil {
-		rt.t.Fatal(err)
-	}
-	return resp.(*kmsg.ListPartitionReassignmentsResponse).Topics
 }
 
 // checkFailover: the active kraftd dies mid-move; the next one carries on.
@@ -382,38 +190,6 @@ func (rt *reassignTools) checkFailover() {
 	restarted := time.Now()
 	old.Proc.Start()
 	WaitLeader(rt.t, Addrs(rt.ctls...), voterCaughtUp(old.ID, restarted, after.HighWatermark))
-}
-
-// elect runs kafka-leader-election through a running broker for
-// partition 0 of each topic.
-func (rt *reassignTools) elect(typ string, topics ...string) string {
-	rt.t.Helper()
-	var parts []string
-	for _, topic := range topics {
-		parts = append(parts, fmt.Sprintf(`{"topic":%q,"partition":0}`, topic))
-	}
-	file := rt.file("elect-"+typ+".json", `{"partitions":[`+strings.Join(parts, ",")+`]}`)
-	out, err := toolOutput(rt.t, rt.v, MainLeaderElection, "--bootstrap-server", rt.runningBroker(),
-		"--election-type", typ, "--path-to-json-file", file)
-	if err != nil {
-		rt.t.Fatalf("%v\nstdout:\n%s", err, out)
-	}
-	rt.t.Logf("kafka-leader-election --election-type %s:\n%s", typ, out)
-	return out
-}
-
-func (rt *reassignTools) waitLeader(topic string, want int32) {
-	rt.t.Helper()
-	Eventually(rt.t, ReadyTimeout, fmt.Sprintf("%s-0 led by %d", topic, want), nil, func() error {
-		m, err := rt.brokers.Metadata(topic)
-		if err != nil {
-			return err
-		}
-		if l := m.Leaders[topic][0]; l != want {
-			return fmt.Errorf("led by %d", l)
-		}
-		return nil
-	})
 }
 
 // checkPreferred: reordering elect-0's replicas to 103,101,102 completes at
