@@ -3,6 +3,7 @@ package compat
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -31,6 +32,13 @@ func (n *kraftdNode) Addr() string { return Addr(n.Port) }
 // on it support.
 func newKraftdStaticQuorum(t *testing.T, count int) []*kraftdNode {
 	t.Helper()
+	return newKraftdStaticQuorumWith(t, count, nil)
+}
+
+// newKraftdStaticQuorumWith is newKraftdStaticQuorum with extra settings
+// in every node's config.
+func newKraftdStaticQuorumWith(t *testing.T, count int, extra map[string]string) []*kraftdNode {
+	t.Helper()
 	ports := FreePorts(t, count)
 	var voters []string
 	for i, p := range ports {
@@ -40,7 +48,9 @@ func newKraftdStaticQuorum(t *testing.T, count int) []*kraftdNode {
 	var nodes []*kraftdNode
 	for i, p := range ports {
 		n := &kraftdNode{ID: int32(i + 1), Port: p, Dir: filepath.Join(t.TempDir(), "metadata")}
-		n.Conf = WriteKraftdConfig(t, n.ID, Addr(p), n.Dir, map[string]string{"controller.quorum.voters": strings.Join(voters, ",")})
+		props := map[string]string{"controller.quorum.voters": strings.Join(voters, ",")}
+		maps.Copy(props, extra)
+		n.Conf = WriteKraftdConfig(t, n.ID, Addr(p), n.Dir, props)
 		format := NewProcess(t, fmt.Sprintf("kraftd-format-%d", n.ID), KraftdBinary(t), "format", "--config", n.Conf, "--cluster-id", clusterID,
 			"--release-version", brokerQuorumRelease)
 		format.Start()

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -183,7 +184,9 @@ func (c *Core) ElectLeaders(now time.Time, req *kmsg.ElectLeadersRequest, answer
 				t := im.Topics[id]
 				tg := target{topic: t.Name}
 				for i := range t.Partitions {
-					tg.parts = append(tg.parts, int32(i))
+					if t.Partitions[i].Exists {
+						tg.parts = append(tg.parts, int32(i))
+					}
 				}
 				targets = append(targets, tg)
 			}
@@ -198,39 +201,47 @@ func (c *Core) ElectLeaders(now time.Time, req *kmsg.ElectLeadersRequest, answer
 			for _, pid := range tg.parts {
 				res := kmsg.NewElectLeadersResponseTopicPartition()
 				res.Partition = pid
-				code, rec := c.electOne(im, tg.topic, pid, req.ElectionType)
+				e, rec := c.electOne(im, tg.topic, pid, req.ElectionType)
 				if rec != nil {
 					recs = append(recs, rec)
 				}
-				if all && code == kerr.ElectionNotNeeded.Code {
-					continue
+				if e != nil {
+					if all && e.Code == kerr.ElectionNotNeeded.Code {
+						continue
+					}
+					res.ErrorCode, res.ErrorMessage = e.Code, &e.Message
 				}
-				res.ErrorCode = code
 				out.Partitions = append(out.Partitions, res)
 			}
-			if !all || len(out.Partitions) > 0 {
-				resp.Topics = append(resp.Topics, out)
-			}
+			resp.Topics = append(resp.Topics, out)
 		}
 		return recs, nil
 	}, func(_ written, err error) { answerResp(answer, resp, err) })
 }
 
-func (c *Core) electOne(im *metadata.Image, topic string, pid int32, typ int8) (int16, *metadata.PartitionChangeRecord) {
+// electOne runs one partition's election as Apache's
+// ReplicationControlManager.electLeader does: ELECTION_NOT_NEEDED when
+// the preferred replica already leads (PREFERRED) or there is a leader
+// (UNCLEAN); otherwise whatever change the election makes succeeds, even
+// a preferred election that could only move leadership to another
+// replica because the leader was gone; no change at all is
+// PREFERRED_LEADER_NOT_AVAILABLE or ELIGIBLE_LEADERS_NOT_AVAILABLE.
+func (c *Core) electOne(im *metadata.Image, topic string, pid int32, typ int8) (*Error, *metadata.PartitionChangeRecord) {
 	id, ok := im.TopicIDs[topic]
 	if !ok {
-		return kerr.UnknownTopicOrPartition.Code, nil
+		return apiErr(kerr.UnknownTopicOrPartition.Code, "No such topic as %s", topic), nil
 	}
 	t := im.Topics[id]
 	if pid < 0 || int(pid) >= len(t.Partitions) || !t.Partitions[pid].Exists {
-		return kerr.UnknownTopicOrPartition.Code, nil
+		return apiErr(kerr.UnknownTopicOrPartition.Code, "No such partition as %s-%d", topic, pid), nil
 	}
 	p := t.Partitions[pid]
-	if typ == electionPreferred && len(p.Replicas) > 0 && p.Leader == p.Replicas[0] {
-		return kerr.ElectionNotNeeded.Code, nil
+	preferred := noLeader
+	if len(p.Replicas) > 0 {
+		preferred = p.Replicas[0]
 	}
-	if typ == electionUnclean && p.Leader != noLeader && brokerActive(im, p.Leader) {
-		return kerr.ElectionNotNeeded.Code, nil
+	if (typ == electionPreferred && p.Leader == preferred) || (typ == electionUnclean && p.Leader != noLeader) {
+		return defaultErr(kerr.ElectionNotNeeded), nil
 	}
 	change := newPartitionChange(im, t, pid, func(r int32) bool { return brokerActive(im, r) })
 	if typ == electionPreferred {
@@ -239,14 +250,22 @@ func (c *Core) electOne(im *metadata.Image, topic string, pid int32, typ int8) (
 		change.election = electUnclean
 	}
 	rec := change.build()
-	if rec == nil || rec.Leader == noLeaderChange {
+	if rec == nil {
 		if typ == electionPreferred {
-			return kerr.PreferredLeaderNotAvailable.Code, nil
+			return defaultErr(kerr.PreferredLeaderNotAvailable), nil
 		}
-		return kerr.EligibleLeadersNotAvailable.Code, nil
+		return defaultErr(kerr.EligibleLeadersNotAvailable), nil
 	}
-	if typ == electionPreferred && rec.Leader != p.Replicas[0] {
-		return kerr.PreferredLeaderNotAvailable.Code, nil
+	return nil, rec
+}
+
+// defaultErr is an error with the standard message Apache's Errors gives
+// its code, as ApiError(Errors) answers (franz-go's descriptions lack the
+// final period).
+func defaultErr(e *kerr.Error) *Error {
+	msg := e.Description
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
 	}
-	return 0, rec
+	return &Error{Code: e.Code, Message: msg}
 }

@@ -28,7 +28,7 @@ func (c *Core) BalanceLeaders(now time.Time, answer func(moved int, err error)) 
 				if !p.Exists || len(p.Replicas) == 0 || p.Leader == p.Replicas[0] || !brokerActive(im, p.Replicas[0]) {
 					continue
 				}
-				if code, rec := c.electOne(im, t.Name, int32(pid), electionPreferred); code == 0 && rec != nil {
+				if e, rec := c.electOne(im, t.Name, int32(pid), electionPreferred); e == nil && rec.Leader == p.Replicas[0] {
 					recs = append(recs, rec)
 					if moved++; moved == maxBalanceElections {
 						return recs, nil

@@ -59,7 +59,7 @@
 // sessions.go), partition leader election and ISR/ELR changes
 // (partitions.go), striped replica placement (placement.go), topic and
 // config validation (topics.go, configs.go), AlterPartition and
-// ElectLeaders (alterpartition.go), automatic preferred-leader balancing
-// (balance.go), UpdateFeatures (features_update.go), failed and assigned
+// ElectLeaders (alterpartition.go), partition reassignment (reassign.go),
+// automatic preferred-leader balancing (balance.go), UpdateFeatures (features_update.go), failed and assigned
 // log directories (logdirs.go).
 package controller

@@ -86,6 +86,14 @@ type partitionChange struct {
 	uncleanShutdown []int32
 	targetRecovery  int8
 	mv              int16
+	// targetReplicas, targetRemoving and targetAdding are the assignment
+	// the change moves to; nil means the partition's own (see
+	// reassign.go). A reassignment that the target ISR lets finish
+	// finishes in the same change.
+	targetReplicas, targetRemoving, targetAdding []int32
+	// dirOf is the log directory a replica new to the partition gets;
+	// nil leaves directories alone (tests without an image).
+	dirOf func(int32) metadata.Uuid
 
 	targetElr, targetLastKnownElr []int32
 }
@@ -99,6 +107,7 @@ func newPartitionChange(im *metadata.Image, t *metadata.Topic, id int32, accepta
 		part: p, topicID: t.ID, partition: id, acceptable: accept,
 		targetIsr: p.Isr, election: electAny, elr: elrEnabled(im), minIsr: effectiveMinIsr(im, t.Name),
 		targetRecovery: p.LeaderRecoveryState, mv: metadataVersion(im),
+		dirOf: func(r int32) metadata.Uuid { return defaultDir(im, r) },
 	}
 }
 
@@ -113,7 +122,7 @@ func (b *partitionChange) validLeader(r int32) bool {
 // electLeader returns the chosen leader (noLeader if none) and whether the
 // choice is unclean.
 func (b *partitionChange) electLeader() (int32, bool) {
-	replicas := b.part.Replicas
+	replicas := b.targetReplicas
 	if b.election == electPreferred {
 		if len(replicas) > 0 && b.validLeader(replicas[0]) {
 			return replicas[0], false
@@ -185,6 +194,8 @@ func (b *partitionChange) build() *metadata.PartitionChangeRecord {
 	rec.Default()
 	rec.SetVersion(partitionRecordVersion(b.mv))
 	rec.TopicId, rec.PartitionId = b.topicID, b.partition
+	b.defaultAssignment()
+	b.completeReassignment()
 	b.targetElr = orEmpty(b.part.EligibleLeaderReplicas())
 	b.targetLastKnownElr = orEmpty(b.part.LastKnownElr())
 	b.populateElr()
@@ -204,6 +215,10 @@ func (b *partitionChange) build() *metadata.PartitionChangeRecord {
 		}
 	}
 
+	// Brokers leaving the replica list must see a new leader epoch.
+	if rec.Leader == noLeaderChange && !containsAll(b.targetReplicas, b.part.Replicas) {
+		rec.Leader = b.part.Leader
+	}
 	if rec.Isr != nil || !b.elr {
 		b.targetElr, b.targetLastKnownElr = []int32{}, []int32{}
 	}
@@ -221,6 +236,7 @@ func (b *partitionChange) build() *metadata.PartitionChangeRecord {
 	if b.mv < mvIsrShrinkNoBump && rec.Leader == noLeaderChange && rec.Isr != nil && !containsAll(rec.Isr, b.part.Isr) {
 		rec.Leader = b.part.Leader
 	}
+	b.setAssignmentChanges(rec)
 	if b.targetRecovery != b.part.LeaderRecoveryState && rec.LeaderRecoveryState == -1 {
 		rec.LeaderRecoveryState = b.targetRecovery
 	}
@@ -228,7 +244,8 @@ func (b *partitionChange) build() *metadata.PartitionChangeRecord {
 		rec.EligibleLeaderReplicas, rec.LastKnownElr = nil, nil
 	}
 	if rec.Leader == noLeaderChange && rec.Isr == nil && rec.LeaderRecoveryState == -1 &&
-		rec.EligibleLeaderReplicas == nil && rec.LastKnownElr == nil && rec.Replicas == nil && rec.Directories == nil {
+		rec.EligibleLeaderReplicas == nil && rec.LastKnownElr == nil && rec.Replicas == nil && rec.Directories == nil &&
+		rec.RemovingReplicas == nil && rec.AddingReplicas == nil {
 		return nil
 	}
 	return rec

@@ -50,7 +50,7 @@ var accessRules = map[int16]accessRule{
 	40: {name: "ExpireDelegationToken", items: "no ACL: only the token's owner or a renewer (the controller's rule)"},
 	43: {name: "ElectLeaders", cluster: authz.OpAlter, refuse: refuseElectLeaders},
 	44: {name: "IncrementalAlterConfigs", items: "ALTER_CONFIGS on CLUSTER for BROKER and CLIENT_METRICS, on the TOPIC or GROUP for those; CLUSTER_ACTION on CLUSTER for BROKER_LOGGER"},
-	45: {name: "AlterPartitionReassignments", cluster: authz.OpAlter},
+	45: {name: "AlterPartitionAssignments", cluster: authz.OpAlter},
 	46: {name: "ListPartitionReassignments", cluster: authz.OpDescribe},
 	48: {name: "DescribeClientQuotas", cluster: authz.OpDescribeConfigs}, // brokers answer it in Apache; kraftd's controller too
 	49: {name: "AlterClientQuotas", cluster: authz.OpAlterConfigs, refuse: refuseAlterClientQuotas},

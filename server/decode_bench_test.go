@@ -37,6 +37,16 @@ func BenchmarkDecodeAmplification(b *testing.B) {
 			r.Topics = []kmsg.AlterPartitionRequestTopic{{Partitions: make([]kmsg.AlterPartitionRequestTopicPartition, n)}}
 			return r
 		}},
+		{"AlterPartitionReassignments", func() kmsg.Request {
+			r := kmsg.NewPtrAlterPartitionAssignmentsRequest()
+			r.Topics = []kmsg.AlterPartitionAssignmentsRequestTopic{{Partitions: make([]kmsg.AlterPartitionAssignmentsRequestTopicPartition, n)}}
+			return r
+		}},
+		{"ListPartitionReassignments", func() kmsg.Request {
+			r := kmsg.NewPtrListPartitionReassignmentsRequest()
+			r.Topics = make([]kmsg.ListPartitionReassignmentsRequestTopic, n)
+			return r
+		}},
 		{"IncrementalAlterConfigs", func() kmsg.Request {
 			r := kmsg.NewPtrIncrementalAlterConfigsRequest()
 			r.Resources = make([]kmsg.IncrementalAlterConfigsRequestResource, n)

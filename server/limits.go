@@ -88,6 +88,8 @@ var bulkRequests = map[int16]bool{
 	37: true, // CreatePartitions
 	43: true, // ElectLeaders
 	44: true, // IncrementalAlterConfigs
+	45: true, // AlterPartitionReassignments
+	46: true, // ListPartitionReassignments
 	56: true, // AlterPartition
 	58: true, // Envelope
 	73: true, // AssignReplicasToDirs
