@@ -48,10 +48,12 @@ test: tools kafka vet gen-check build build-race
 	$(GO) test -race -count=1 -timeout 80m ./...
 	cd examples/failover && $(GO) test -race -count=1 -timeout 10m ./...
 
-# Run the compat matrices make test samples in full (every leader kind for
-# every Apache version), e.g. the kraft.version upgrade.
+# Run the compat matrices make test samples in full: every leader kind of
+# the kraft.version upgrade, and the metric-name capture, authorizer, admin
+# tools and reassignment tests against every Apache version (make test runs
+# one version of each).
 compat-matrix: build build-race kafka
-	KRAFTD_COMPAT_FULL_MATRIX=1 $(GO) test -race -count=1 -timeout 60m -run 'TestMixedKRaftVersionUpgrade' -v ./compat
+	KRAFTD_COMPAT_FULL_MATRIX=1 $(GO) test -race -count=1 -timeout 60m -run 'TestMixedKRaftVersionUpgrade|TestApacheControllerMetricNames|TestAuthorizerWithApacheBrokers|TestAdminToolsOnKraftd|TestReassignAndElectOnKraftd' -v ./compat
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:

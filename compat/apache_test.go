@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -22,6 +23,22 @@ func forVersions(t *testing.T, f func(t *testing.T, version string)) {
 			f(t, v)
 		})
 	}
+}
+
+// forSampledVersions is forVersions for the tests make test runs against
+// one Apache version only, sample, to stay within its time budget (each
+// such test runs a cluster per version, and the versions run one after the
+// other within JVMBudget); make compat-matrix (FullMatrixEnv) runs them
+// against every version.
+func forSampledVersions(t *testing.T, sample string, f func(t *testing.T, version string)) {
+	if os.Getenv(FullMatrixEnv) != "" {
+		forVersions(t, f)
+		return
+	}
+	t.Run(sample, func(t *testing.T) {
+		KafkaCache(t, sample)
+		f(t, sample)
+	})
 }
 
 // An Apache controller formatted with --standalone leads a quorum of itself;

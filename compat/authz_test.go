@@ -48,7 +48,7 @@ const authzSuperUsers = "User:controller;User:broker;User:admin;User:ANONYMOUS"
 //   - kafka-acls --remove takes WRITE away, and her produce is refused
 //     again.
 func TestAuthorizerWithApacheBrokers(t *testing.T) {
-	forVersions(t, func(t *testing.T, v string) {
+	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
 		ReserveJVMs(t, 2)
 		s := NewScramSASL(t)
 		props := s.ServerProps()

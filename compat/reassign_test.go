@@ -47,7 +47,7 @@ const (
 // in the brokers' metadata, so that the JVM tools run only for what is
 // checked of them.
 func TestReassignAndElectOnKraftd(t *testing.T) {
-	forVersions(t, func(t *testing.T, v string) {
+	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
 		at := stamp(t)
 		// No automatic preferred-leader balancing: the PREFERRED check
