@@ -7,7 +7,7 @@ export KRAFTD_KAFKA_CACHE
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix bench fuzz clean
+.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix matrix bench fuzz clean
 
 all: build
 
@@ -47,6 +47,13 @@ test: tools kafka vet gen-check build build-race
 # every Apache version), e.g. the kraft.version upgrade.
 compat-matrix: build build-race kafka
 	KRAFTD_COMPAT_FULL_MATRIX=1 $(GO) test -race -count=1 -timeout 60m -run 'TestMixedKRaftVersionUpgrade' -v ./compat
+
+# The release-line matrix of docs/compatibility.md in full: the smoke set
+# of every line 3.9 to 4.4, kafka-features against each line, and the
+# rolling upgrades across lines (build tag matrix: too long for make test).
+matrix: build build-race kafka
+	$(GO) test -race -count=1 -timeout 120m -tags matrix -v ./compat \
+		-run 'TestReleaseLineSmoke|TestReleaseLineDynamicQuorum|TestFeaturesMatchApache|TestRollingUpgradeFromOldestLine|TestRollingHandoverKraftdToNewestLine'
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:

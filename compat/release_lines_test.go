@@ -2,7 +2,10 @@ package compat
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/kraftd/kraftd/controller"
@@ -32,8 +35,10 @@ func smokeLines() []string {
 // and serves produce and consume; the lead passes from Apache to kraftd
 // (which then serves the broker and creates a topic) and back, by SIGKILL,
 // while nothing acknowledged is lost; kafka-metadata-quorum and
-// kafka-features of the line describe the quorum through kraftd; and both
-// dump tools read the logs. For 4.2, 4.3 and 4.4 this is also the proof
+// kafka-features of the line describe the quorum through kraftd; both
+// dump tools read the logs; and the line's kafka-metadata-shell, where
+// Maven Central serves it (3.9, 4.0, 4.3), reads kraftd's newest
+// snapshot. For 4.2, 4.3 and 4.4 this is also the proof
 // that a cluster formatted at their default level takes a kraftd
 // controller.
 func TestReleaseLineSmoke(t *testing.T) {
@@ -50,7 +55,9 @@ func TestReleaseLineSmoke(t *testing.T) {
 func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 	at := stamp(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindApache, KindApache, KindKraftd},
-		ReleaseVersion: ApacheDefaultRelease})
+		ReleaseVersion: ApacheDefaultRelease,
+		// Small, so that kraftd writes a snapshot for the metadata shell.
+		KraftdProps: map[string]string{"metadata.log.max.record.bytes.between.snapshots": "2000"}})
 	StartMixed(t, members...)
 	cur := WaitMixedLeader(t, members, func(s *QuorumStatus) error {
 		if s.HighWatermark <= 0 {
@@ -108,11 +115,15 @@ func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 	checkMetadataQuorumTool(t, v, kraftd, clusterID, members)
 	checkFeaturesTool(t, v, kraftd, wantMV)
 	at("kafka-metadata-quorum and kafka-features through kraftd")
+	waitKraftdSnapshot(t, kraftd)
 	final := WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
 	StopMixed(members...)
 	checkSameCommittedBatches(t, members, final.HighWatermark)
 	checkDumpTools(t, v, members)
 	at("stopped; committed logs identical and dumped")
+	if checkMetadataShell(t, v, kraftd, wantMV) {
+		at("the line's kafka-metadata-shell read kraftd's snapshot")
+	}
 	for _, m := range members {
 		out := m.Proc().Output()
 		if m.Kind == KindKraftd {
@@ -173,4 +184,54 @@ func checkFeaturesTool(t *testing.T, version string, via *MixedMember, wantMV in
 	if !regexp.MustCompile(`Feature: metadata.version\s+SupportedMinVersion: \S+\s+SupportedMaxVersion: (UNKNOWN \d+|\S+)\s+FinalizedVersionLevel: ` + name + `\b`).MatchString(out) {
 		t.Errorf("kafka-features describe through %s does not show metadata.version finalized at %s", via, controller.MetadataVersionName(wantMV))
 	}
+}
+
+// waitKraftdSnapshot waits until the kraftd member has written a snapshot
+// besides the bootstrap one.
+func waitKraftdSnapshot(t *testing.T, kraftd *MixedMember) {
+	t.Helper()
+	Eventually(t, ReadyTimeout, kraftd.String()+" writes a snapshot", kraftd.Proc(), func() error {
+		if len(SnapshotFiles(t, kraftd.LogDir())) == 0 {
+			return fmt.Errorf("no snapshot in %s yet", kraftd.LogDir())
+		}
+		return nil
+	})
+}
+
+// ShipsMetadataShell reports whether the fetched jars of version hold the
+// metadata shell (kafka-shell): Maven Central serves none for 4.2.2 and
+// 4.4.0 (scripts/fetch-kafka.sh).
+func ShipsMetadataShell(t testing.TB, version string) bool {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(KafkaCache(t, version), "libs", "kafka-shell-"+version+".jar"))
+	return err == nil
+}
+
+// checkMetadataShell runs the line's kafka-metadata-shell on the stopped
+// kraftd member's newest snapshot: it must load it, find metadata.version
+// at wantMV and the traffic topic. It reports false, logging why, when the
+// line ships no shell.
+func checkMetadataShell(t *testing.T, version string, kraftd *MixedMember, wantMV int16) bool {
+	t.Helper()
+	if !ShipsMetadataShell(t, version) {
+		t.Logf("Apache %s ships no metadata shell on Maven Central; kraftd's logs were read by kafka-dump-log only", version)
+		return false
+	}
+	snaps := SnapshotFiles(t, kraftd.LogDir())
+	snapshot := snaps[len(snaps)-1]
+	for _, c := range []struct{ path, want string }{
+		{"/image/features/metadataVersion", controller.MetadataVersionName(wantMV)},
+		{"/image/topics/byName", trafficTopic},
+	} {
+		cmd := "cat"
+		if !strings.HasPrefix(c.path, "/image/features") {
+			cmd = "ls"
+		}
+		out, stderr, err := RunTool(t, version, MainMetadataShell, "--snapshot", snapshot, cmd, c.path)
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Errorf("kafka-metadata-shell %s on kraftd's %s, %s %s: %v, want %q in\n%s\nstderr:\n%s",
+				version, filepath.Base(snapshot), cmd, c.path, err, c.want, out, stderr)
+		}
+	}
+	return true
 }
