@@ -4,6 +4,7 @@ package compat
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,18 @@ import (
 // make test). Both start from a cluster with two brokers, a replicated
 // topic and acks=all traffic that runs throughout; nothing acknowledged
 // may be lost and the brokers must keep serving at every step.
+
+// rollingProps are every controller's extra settings: longer election
+// and request timeouts and election backoff than the harness's, with
+// which three 3.9 controllers (no pre-vote), whose every vote waits on an
+// fsync that took seconds on the loaded test machine, kept splitting
+// their votes for minutes.
+var rollingProps = map[string]string{
+	"controller.quorum.election.timeout.ms":     "4000",
+	"controller.quorum.election.backoff.max.ms": "4000",
+	"controller.quorum.request.timeout.ms":      "10000",
+	"controller.quorum.fetch.timeout.ms":        "8000",
+}
 
 // oldestLine and newestLine are the ends of Lines.
 var oldestLine, newestLine = Lines[0], Lines[len(Lines)-1]
@@ -35,11 +48,10 @@ func TestRollingUpgradeFromOldestLine(t *testing.T) {
 	ReserveJVMs(t, JVMBudget)
 	at := stamp(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: oldestLine,
-		Kinds: []string{KindApache, KindApache, KindApache}, ReleaseVersion: ApacheDefaultRelease})
-	StartMixed(t, members...)
-	WaitMixedLeader(t, members, VotersCaughtUp(1))
+		Kinds: []string{KindApache, KindApache, KindApache}, ReleaseVersion: ApacheDefaultRelease, Props: rollingProps})
+	startRollingCluster(t, members)
 	voters := MixedVoters(members)
-	brokers := StartBrokers(t, oldestLine, voters, clusterID, []int{101, 102}, nil)
+	brokers := startRollingBrokers(t, oldestLine, voters, clusterID)
 	traffic := startReplicatedTraffic(t, brokers)
 	at(fmt.Sprintf("Apache %s quorum and brokers serving", oldestLine))
 
@@ -93,11 +105,10 @@ func TestRollingHandoverKraftdToNewestLine(t *testing.T) {
 	ReserveJVMs(t, JVMBudget)
 	at := stamp(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: newestLine,
-		Kinds: []string{KindKraftd, KindKraftd, KindKraftd}, ReleaseVersion: ReleaseLine(newestLine)})
-	StartMixed(t, members...)
-	WaitMixedLeader(t, members, VotersCaughtUp(1))
+		Kinds: []string{KindKraftd, KindKraftd, KindKraftd}, ReleaseVersion: ReleaseLine(newestLine), Props: rollingProps})
+	startRollingCluster(t, members)
 	voters := MixedVoters(members)
-	brokers := StartBrokers(t, newestLine, voters, clusterID, []int{101, 102}, nil)
+	brokers := startRollingBrokers(t, newestLine, voters, clusterID)
 	traffic := startReplicatedTraffic(t, brokers)
 	at("kraftd quorum and brokers serving")
 	for _, m := range members {
@@ -116,6 +127,38 @@ func TestRollingHandoverKraftdToNewestLine(t *testing.T) {
 	StopMixed(members...)
 	checkSameCommittedBatches(t, members, final.HighWatermark)
 	checkNoApacheFault(t, members)
+}
+
+// startRollingCluster starts the controllers and waits, each with its own
+// bound, until every one listens (a JVM took two minutes to on the loaded
+// machine) and then for a leader.
+func startRollingCluster(t *testing.T, members []*MixedMember) {
+	t.Helper()
+	StartMixed(t, members...)
+	for _, m := range members {
+		WaitAPIVersions(t, m.Addr(), m.Proc())
+	}
+	WaitMixedLeader(t, members, VotersCaughtUp(1))
+}
+
+// startRollingBrokers is StartBrokers for brokers 101 and 102, waiting for
+// each to listen before waiting for them to be unfenced.
+func startRollingBrokers(t *testing.T, version, voters, clusterID string) *BrokerSet {
+	t.Helper()
+	s := &BrokerSet{Version: version}
+	for _, id := range []int{101, 102} {
+		b := NewApacheBroker(t, version, id, voters, nil)
+		b.Format(t, clusterID)
+		s.Brokers = append(s.Brokers, b)
+	}
+	for _, b := range s.Brokers {
+		b.Start(t)
+	}
+	for _, b := range s.Brokers {
+		WaitAPIVersions(t, b.Addr(), b.Proc)
+	}
+	s.WaitUnfenced(t, s.IDs()...)
+	return s
 }
 
 // lineVersion is the version of Lines in a release line ("4.2" -> "4.2.2").
@@ -148,6 +191,7 @@ func replaceController(t *testing.T, members []*MixedMember, m *MixedMember, bro
 	m.Proc().Stop()
 	swap()
 	m.Start(t)
+	WaitAPIVersions(t, m.Addr(), m.Proc())
 	s := WaitMixedLeader(t, Without(members, m), nil)
 	WaitMixedLeader(t, members, VotersCaughtUp(s.HighWatermark))
 	brokers.WaitUnfenced(t, brokers.IDs()...)
@@ -160,14 +204,16 @@ func replaceController(t *testing.T, members []*MixedMember, m *MixedMember, bro
 func becomeKraftd(t *testing.T, m *MixedMember, voters string) {
 	t.Helper()
 	m.Apache, m.proc, m.Kind = nil, nil, KindKraftd
-	m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, map[string]string{"controller.quorum.voters": voters})
+	props := map[string]string{"controller.quorum.voters": voters}
+	maps.Copy(props, rollingProps)
+	m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, props)
 }
 
 // becomeApache makes the (stopped) member an Apache controller of version
 // with the same node id, listener and directory.
 func becomeApache(t *testing.T, m *MixedMember, version, voters string) {
 	t.Helper()
-	n := NewApacheController(t, ApacheOptions{Version: version, NodeID: int(m.ID), Port: m.Port, Voters: voters})
+	n := NewApacheController(t, ApacheOptions{Version: version, NodeID: int(m.ID), Port: m.Port, Voters: voters, Props: rollingProps})
 	n.Dir = m.Dir
 	n.Props["log.dirs"], n.Props["metadata.log.dir"] = m.Dir, m.Dir
 	writeFile(t, n.Config, []byte(FormatProperties(n.Props)))
@@ -184,6 +230,7 @@ func rollBroker(t *testing.T, brokers *BrokerSet, b *ApacheBroker, version strin
 		t.Fatal(err)
 	}
 	b.Start(t)
+	WaitAPIVersions(t, b.Addr(), b.Proc)
 	brokers.WaitUnfenced(t, brokers.IDs()...)
 	brokers.WaitPartitions(t, fmt.Sprintf("broker %d back in the ISR", b.NodeID), trafficTopic, fullIsr(brokers.IDs()))
 	mark := traffic.Mark()
