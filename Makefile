@@ -10,7 +10,7 @@ export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix bench bench-scale fuzz clean
+.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix matrix bench bench-scale fuzz clean
 
 all: build
 
@@ -54,6 +54,13 @@ test: tools kafka vet gen-check build build-race
 # one version of each).
 compat-matrix: build build-race kafka
 	KRAFTD_COMPAT_FULL_MATRIX=1 $(GO) test -race -count=1 -timeout 60m -run 'TestMixedKRaftVersionUpgrade|TestApacheControllerMetricNames|TestAuthorizerWithApacheBrokers|TestAdminToolsOnKraftd|TestReassignAndElectOnKraftd' -v ./compat
+
+# The release-line matrix of docs/compatibility.md in full: the smoke set
+# of every line 3.9 to 4.4, kafka-features against each line, and the
+# rolling upgrades across lines (build tag matrix: too long for make test).
+matrix: build build-race kafka
+	$(GO) test -race -count=1 -timeout 120m -tags matrix -v ./compat \
+		-run 'TestReleaseLineSmoke|TestReleaseLineDynamicQuorum|TestFeaturesMatchApache|TestRollingUpgradeFromOldestLine|TestRollingHandoverKraftdToNewestLine'
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:

@@ -42,7 +42,10 @@ type MixedMember struct {
 	conf   string      // kraftd's properties file
 	proc   *Process    // kraftd's process
 	race   bool        // kraftd runs the race-detector build
-	t      testing.TB
+	// release is the --release-version Format and Reformat pass (empty:
+	// MixedReleaseVersion).
+	release string
+	t       testing.TB
 }
 
 // Addr is the member's CONTROLLER listener.
@@ -430,7 +433,21 @@ func NewMixedDynamicMember(t testing.TB, version, kind string, id int32, port in
 // server.properties entries (e.g. controller.quorum.auto.join.enable).
 func NewMixedDynamicMemberWith(t testing.TB, version, kind string, id int32, port int, bootstrap, clusterID string, props map[string]string, formatArgs ...string) *MixedMember {
 	t.Helper()
-	m := &MixedMember{ID: id, Kind: kind, Port: port, t: t}
+	return newMixedDynamicMember(t, version, MixedReleaseVersion, kind, id, port, bootstrap, clusterID, props, formatArgs...)
+}
+
+// NewLineDynamicMember is NewMixedDynamicMember formatted at the default
+// metadata.version of version's release line (ReleaseLine: both tools take
+// "4.2" as 4.2's newest level, which is also Apache 4.2's default) instead
+// of MixedReleaseVersion, which an Apache 4.0 cannot format.
+func NewLineDynamicMember(t testing.TB, version, kind string, id int32, port int, bootstrap, clusterID string, formatArgs ...string) *MixedMember {
+	t.Helper()
+	return newMixedDynamicMember(t, version, ReleaseLine(version), kind, id, port, bootstrap, clusterID, nil, formatArgs...)
+}
+
+func newMixedDynamicMember(t testing.TB, version, release, kind string, id int32, port int, bootstrap, clusterID string, props map[string]string, formatArgs ...string) *MixedMember {
+	t.Helper()
+	m := &MixedMember{ID: id, Kind: kind, Port: port, release: release, t: t}
 	switch kind {
 	case KindApache:
 		m.Apache = NewApacheController(t, ApacheOptions{Version: version, NodeID: int(id), Port: port, Bootstrap: bootstrap, Props: props})
@@ -447,12 +464,16 @@ func NewMixedDynamicMemberWith(t testing.TB, version, kind string, id int32, por
 	return m
 }
 
-// Format formats the member's directory with its own tool at
-// MixedReleaseVersion and args. Reformat is Format after the directory is
+// Format formats the member's directory with its own tool at its release
+// (MixedReleaseVersion unless made by NewLineDynamicMember) and args. Reformat is Format after the directory is
 // wiped (a new directory id), with the member stopped.
 func (m *MixedMember) Format(t testing.TB, clusterID string, args ...string) {
 	t.Helper()
-	args = append([]string{"--release-version", MixedReleaseVersion}, args...)
+	release := m.release
+	if release == "" {
+		release = MixedReleaseVersion
+	}
+	args = append([]string{"--release-version", release}, args...)
 	if m.Apache != nil {
 		m.Apache.Format(t, clusterID, args...)
 		return

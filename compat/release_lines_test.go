@@ -2,7 +2,10 @@ package compat
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/kraftd/kraftd/controller"
@@ -29,11 +32,13 @@ func smokeLines() []string {
 // each tool at the line's own default metadata.version (3.9-IV0, 4.0-IV3,
 // 4.2-IV1, 4.3-IV0, 4.4-IV2, with every other feature at Apache's default),
 // agree on the finalized levels; an Apache broker of the line registers
-// and serves produce and consume; the lead passes from Apache to kraftd
-// (which then serves the broker and creates a topic) and back, by SIGKILL,
-// while nothing acknowledged is lost; kafka-metadata-quorum and
-// kafka-features of the line describe the quorum through kraftd; and both
-// dump tools read the logs. For 4.2, 4.3 and 4.4 this is also the proof
+// and serves produce and consume; the lead passes between Apache and
+// kraftd by SIGKILL until each has led twice (kraftd, leading, serves the
+// broker and creates a topic), while nothing acknowledged is lost; kafka-metadata-quorum and
+// kafka-features of the line describe the quorum through kraftd; both
+// dump tools read the logs; and the line's kafka-metadata-shell, where
+// Maven Central serves it (3.9, 4.0, 4.3), reads kraftd's newest
+// snapshot. For 4.2, 4.3 and 4.4 this is also the proof
 // that a cluster formatted at their default level takes a kraftd
 // controller.
 func TestReleaseLineSmoke(t *testing.T) {
@@ -50,7 +55,9 @@ func TestReleaseLineSmoke(t *testing.T) {
 func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 	at := stamp(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindApache, KindApache, KindKraftd},
-		ReleaseVersion: ApacheDefaultRelease})
+		ReleaseVersion: ApacheDefaultRelease,
+		// Small, so that kraftd writes a snapshot for the metadata shell.
+		KraftdProps: map[string]string{"metadata.log.max.record.bytes.between.snapshots": "2000"}})
 	StartMixed(t, members...)
 	cur := WaitMixedLeader(t, members, func(s *QuorumStatus) error {
 		if s.HighWatermark <= 0 {
@@ -68,10 +75,14 @@ func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 	traffic.WaitProgress("start", traffic.Mark(), 100)
 	at("broker serving produce and consume")
 
+	// Each implementation leads at least twice: the first leader counts,
+	// and every later one, whether a kill made it or it took over by
+	// itself.
 	handovers := map[string]int{}
-	for round := 1; handovers[KindApache+"->"+KindKraftd] == 0 || handovers[KindKraftd+"->"+KindApache] == 0; round++ {
+	led := map[string]int{MemberByID(members, cur.LeaderID).Kind: 1}
+	for round := 1; led[KindApache] < 2 || led[KindKraftd] < 2; round++ {
 		if round > maxFailovers {
-			t.Fatalf("after %d leader kills the handovers were %v; want both directions", maxFailovers, handovers)
+			t.Fatalf("after %d leader kills the leaders were %v (handovers %v); want each kind twice", maxFailovers, led, handovers)
 		}
 		// The lead may have moved by itself since the last round (a 3.9
 		// follower, without pre-vote, starts an election whenever it misses
@@ -82,6 +93,7 @@ func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 		leader := MemberByID(members, cur.LeaderID)
 		if leader != prevLeader {
 			handovers[prevLeader.Kind+"->"+leader.Kind]++
+			led[leader.Kind]++
 			at(fmt.Sprintf("round %d: the lead moved by itself from %s to %s", round, prevLeader, leader))
 		}
 		want := KindKraftd
@@ -92,27 +104,35 @@ func runReleaseLineSmoke(t *testing.T, v string, wantMV int16) {
 		cur = steerAndKill(t, members, leader, want, cur)
 		next := MemberByID(members, cur.LeaderID)
 		handovers[leader.Kind+"->"+next.Kind]++
+		led[next.Kind]++
 		traffic.WaitProgress(fmt.Sprintf("round %d, %s leading", round, next), mark, 100)
 		topic := fmt.Sprintf("round-%d", round)
 		CreateTopic(t, brokers.Addrs()[0], topic, 1, 1, nil)
 		brokers.WaitPartitions(t, topic+" ready", topic, fullIsr(brokers.IDs()))
 		leader.Start(t)
+		// A JVM restarting under load may take most of ReadyTimeout to
+		// listen; its catch-up is awaited from then on.
+		WaitAPIVersions(t, leader.Addr(), leader.Proc())
 		cur = WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
 		at(fmt.Sprintf("round %d: killed %s, %s led and wrote %s; %s caught up again", round, leader, next, topic, leader))
 	}
 	n := traffic.StopAndVerify()
 	brokers.WaitUnfenced(t, brokers.IDs()...)
 	checkSameFinalized(t, members, wantMV)
-	at(fmt.Sprintf("handovers %v; %d acknowledged records all read back", handovers, n))
+	at(fmt.Sprintf("leaders %v, handovers %v; %d acknowledged records all read back", led, handovers, n))
 	kraftd := firstOfKind(members, KindKraftd)
 	checkMetadataQuorumTool(t, v, kraftd, clusterID, members)
 	checkFeaturesTool(t, v, kraftd, wantMV)
 	at("kafka-metadata-quorum and kafka-features through kraftd")
+	waitKraftdSnapshot(t, kraftd)
 	final := WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
 	StopMixed(members...)
 	checkSameCommittedBatches(t, members, final.HighWatermark)
 	checkDumpTools(t, v, members)
 	at("stopped; committed logs identical and dumped")
+	if checkMetadataShell(t, v, kraftd, wantMV) {
+		at("the line's kafka-metadata-shell read kraftd's snapshot")
+	}
 	for _, m := range members {
 		out := m.Proc().Output()
 		if m.Kind == KindKraftd {
@@ -173,4 +193,54 @@ func checkFeaturesTool(t *testing.T, version string, via *MixedMember, wantMV in
 	if !regexp.MustCompile(`Feature: metadata.version\s+SupportedMinVersion: \S+\s+SupportedMaxVersion: (UNKNOWN \d+|\S+)\s+FinalizedVersionLevel: ` + name + `\b`).MatchString(out) {
 		t.Errorf("kafka-features describe through %s does not show metadata.version finalized at %s", via, controller.MetadataVersionName(wantMV))
 	}
+}
+
+// waitKraftdSnapshot waits until the kraftd member has written a snapshot
+// besides the bootstrap one.
+func waitKraftdSnapshot(t *testing.T, kraftd *MixedMember) {
+	t.Helper()
+	Eventually(t, ReadyTimeout, kraftd.String()+" writes a snapshot", kraftd.Proc(), func() error {
+		if len(SnapshotFiles(t, kraftd.LogDir())) == 0 {
+			return fmt.Errorf("no snapshot in %s yet", kraftd.LogDir())
+		}
+		return nil
+	})
+}
+
+// ShipsMetadataShell reports whether the fetched jars of version hold the
+// metadata shell (kafka-shell): Maven Central serves none for 4.2.2 and
+// 4.4.0 (scripts/fetch-kafka.sh).
+func ShipsMetadataShell(t testing.TB, version string) bool {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(KafkaCache(t, version), "libs", "kafka-shell-"+version+".jar"))
+	return err == nil
+}
+
+// checkMetadataShell runs the line's kafka-metadata-shell on the stopped
+// kraftd member's newest snapshot: it must load it, find metadata.version
+// at wantMV and the traffic topic. It reports false, logging why, when the
+// line ships no shell.
+func checkMetadataShell(t *testing.T, version string, kraftd *MixedMember, wantMV int16) bool {
+	t.Helper()
+	if !ShipsMetadataShell(t, version) {
+		t.Logf("Apache %s ships no metadata shell on Maven Central; kraftd's logs were read by kafka-dump-log only", version)
+		return false
+	}
+	snaps := SnapshotFiles(t, kraftd.LogDir())
+	snapshot := snaps[len(snaps)-1]
+	for _, c := range []struct{ path, want string }{
+		{"/image/features/metadataVersion", controller.MetadataVersionName(wantMV)},
+		{"/image/topics/byName", trafficTopic},
+	} {
+		cmd := "cat"
+		if !strings.HasPrefix(c.path, "/image/features") {
+			cmd = "ls"
+		}
+		out, stderr, err := RunTool(t, version, MainMetadataShell, "--snapshot", snapshot, cmd, c.path)
+		if err != nil || !strings.Contains(out, c.want) {
+			t.Errorf("kafka-metadata-shell %s on kraftd's %s, %s %s: %v, want %q in\n%s\nstderr:\n%s",
+				version, filepath.Base(snapshot), cmd, c.path, err, c.want, out, stderr)
+		}
+	}
+	return true
 }
