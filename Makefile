@@ -36,6 +36,7 @@ kafka: tools
 vet:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags matrix ./compat
 	cd examples/failover && $(GO) vet ./...
 
 gen:
