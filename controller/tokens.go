@@ -144,25 +144,39 @@ func (c *Core) CreateDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.
 	}, func(_ written, err error) { answerResp(answer, resp, err) })
 }
 
+// tokenByRequest is what Renew and Expire check first, in Apache's order:
+// token requests allowed to this principal, the metadata.version having
+// tokens, and the token found by its HMAC.
+func (c *Core) tokenByRequest(im *metadata.Image, p TokenPrincipal, hmac []byte) (metadata.DelegationTokenRecord, int16) {
+	if !p.Allowed {
+		return metadata.DelegationTokenRecord{}, kerr.DelegationTokenRequestNotAllowed.Code
+	}
+	if code := c.tokenRefusal(im); code != 0 {
+		return metadata.DelegationTokenRecord{}, code
+	}
+	tok, ok := tokenByHMAC(im, c.settings.Tokens.Secret, hmac)
+	if !ok {
+		return tok, kerr.DelegationTokenNotFound.Code
+	}
+	return tok, 0
+}
+
 // RenewDelegationToken moves a live token's expiry to now plus the renew
 // period (at most delegation.token.expiry.time.ms, never past its maximum).
 func (c *Core) RenewDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.RenewDelegationTokenRequest, answer func(*kmsg.RenewDelegationTokenResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.RenewDelegationTokenResponse)
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
-		resp.ExpiryTimestamp = -1
-		if !p.Allowed {
-			resp.ErrorCode = kerr.DelegationTokenRequestNotAllowed.Code
+		tok, code := c.tokenByRequest(im, p, req.HMAC)
+		if resp.ErrorCode = code; code != 0 {
+			// Refused before the lookup: Apache's ERROR_TIMESTAMP.
+			resp.ExpiryTimestamp = -1
+			if code == kerr.DelegationTokenNotFound.Code {
+				resp.ExpiryTimestamp = 0
+			}
 			return nil, nil
 		}
-		if resp.ErrorCode = c.tokenRefusal(im); resp.ErrorCode != 0 {
-			return nil, nil
-		}
-		resp.ExpiryTimestamp = 0
-		tok, ok := tokenByHMAC(im, c.settings.Tokens.Secret, req.HMAC)
 		nowMs := c.now.UnixMilli()
 		switch {
-		case !ok:
-			resp.ErrorCode = kerr.DelegationTokenNotFound.Code
 		case tok.MaxTimestamp < nowMs || tok.ExpirationTimestamp < nowMs:
 			resp.ErrorCode = kerr.DelegationTokenExpired.Code
 		case !mayRenew(tok, p):
@@ -186,20 +200,17 @@ func (c *Core) RenewDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.R
 func (c *Core) ExpireDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.ExpireDelegationTokenRequest, answer func(*kmsg.ExpireDelegationTokenResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.ExpireDelegationTokenResponse)
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
-		resp.ExpiryTimestamp = -1
-		if !p.Allowed {
-			resp.ErrorCode = kerr.DelegationTokenRequestNotAllowed.Code
+		tok, code := c.tokenByRequest(im, p, req.HMAC)
+		if resp.ErrorCode = code; code != 0 {
+			// Refused before the lookup: Apache's ERROR_TIMESTAMP.
+			resp.ExpiryTimestamp = -1
+			if code == kerr.DelegationTokenNotFound.Code {
+				resp.ExpiryTimestamp = 0
+			}
 			return nil, nil
 		}
-		if resp.ErrorCode = c.tokenRefusal(im); resp.ErrorCode != 0 {
-			return nil, nil
-		}
-		resp.ExpiryTimestamp = 0
-		tok, ok := tokenByHMAC(im, c.settings.Tokens.Secret, req.HMAC)
 		nowMs := c.now.UnixMilli()
 		switch {
-		case !ok:
-			resp.ErrorCode = kerr.DelegationTokenNotFound.Code
 		case !mayRenew(tok, p):
 			resp.ErrorCode = kerr.DelegationTokenOwnerMismatch.Code
 		case req.ExpiryPeriodMillis < 0:
