@@ -25,6 +25,9 @@ type simNode struct {
 	s     *Sim
 	id    int32
 	voter bool
+	// changesAsked counts the voter changes this incarnation was asked and
+	// has not answered (mayReformat); a crash drops them unanswered.
+	changesAsked int
 	// formats counts the times its disk was replaced and formatted again
 	// (a new directory id each time, reformat).
 	formats int
@@ -130,7 +133,7 @@ func (s *Sim) crash(n *simNode) {
 			s.net.push(s.now+s.net.delay(), quorum.Message{From: n.id, To: m.From, ReqID: m.ReqID, Err: quorum.ErrPeerGone})
 		}
 	}
-	n.open = nil
+	n.open, n.changesAsked = nil, 0
 	n.node, n.ctl, n.core, n.disk, n.syncJob, n.proposals = nil, nil, nil, nil, nil, nil
 	n.fs = n.fs.Crash(s.rand)
 	s.event("n%d crashed", n.id)

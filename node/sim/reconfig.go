@@ -60,7 +60,12 @@ func (s *Sim) reconfigWork() {
 			return
 		}
 		s.stats.VoterChanges++
+		n.changesAsked++
+		incarn := n.incarn
 		n.node.Inbound(req, func(resp kmsg.Response) {
+			if n.incarn == incarn {
+				n.changesAsked--
+			}
 			if code := voterChangeCode(resp); code == 0 {
 				s.stats.VoterChangesOK++
 			} else {
@@ -158,13 +163,19 @@ func (s *Sim) staleVoter(set quorum.VoterSet) (quorum.Voter, bool) {
 }
 
 // mayReformat reports whether down node n may have its disk replaced:
-// only while every node last held the same voter set (no change in flight,
-// whose removed voter could then block elections, see canRemove), no set
+// only while no voter change is asked and unanswered (seed 39403: an
+// AddRaftVoter of n's replica, asked before the disk was replaced and
+// appended after, left the set {1, 2} naming a replica gone for ever), every
+// node last held the same voter set (no change in flight, whose removed
+// voter could then block elections, see canRemove), no set
 // names a replaced replica (two stale voters can leave no majority), and,
 // if the set names n, it has three voters or more, whose others can still
 // elect and remove it.
 func (s *Sim) mayReformat(n *simNode) bool {
 	for _, o := range s.nodes {
+		if o.changesAsked > 0 {
+			return false
+		}
 		set := o.view.voters
 		if !slices.EqualFunc(set, s.nodes[0].view.voters, func(a, b quorum.Voter) bool { return a.ID == b.ID && a.DirectoryID == b.DirectoryID }) {
 			return false
