@@ -161,6 +161,16 @@ func (c *Core) tokenByRequest(im *metadata.Image, p TokenPrincipal, hmac []byte)
 	return tok, 0
 }
 
+// refusedExpiry is the expiry timestamp Renew and Expire answer with when
+// tokenByRequest refused: Apache's ERROR_TIMESTAMP (-1) for a request
+// refused before the lookup, 0 for a token not found.
+func refusedExpiry(code int16) int64 {
+	if code == kerr.DelegationTokenNotFound.Code {
+		return 0
+	}
+	return -1
+}
+
 // RenewDelegationToken moves a live token's expiry to now plus the renew
 // period (at most delegation.token.expiry.time.ms, never past its maximum).
 func (c *Core) RenewDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.RenewDelegationTokenRequest, answer func(*kmsg.RenewDelegationTokenResponse, error)) {
@@ -168,11 +178,7 @@ func (c *Core) RenewDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.R
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		tok, code := c.tokenByRequest(im, p, req.HMAC)
 		if resp.ErrorCode = code; code != 0 {
-			// Refused before the lookup: Apache's ERROR_TIMESTAMP.
-			resp.ExpiryTimestamp = -1
-			if code == kerr.DelegationTokenNotFound.Code {
-				resp.ExpiryTimestamp = 0
-			}
+			resp.ExpiryTimestamp = refusedExpiry(code)
 			return nil, nil
 		}
 		nowMs := c.now.UnixMilli()
@@ -202,11 +208,7 @@ func (c *Core) ExpireDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		tok, code := c.tokenByRequest(im, p, req.HMAC)
 		if resp.ErrorCode = code; code != 0 {
-			// Refused before the lookup: Apache's ERROR_TIMESTAMP.
-			resp.ExpiryTimestamp = -1
-			if code == kerr.DelegationTokenNotFound.Code {
-				resp.ExpiryTimestamp = 0
-			}
+			resp.ExpiryTimestamp = refusedExpiry(code)
 			return nil, nil
 		}
 		nowMs := c.now.UnixMilli()
