@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/loopback"
 )
 
 // Versions are the Apache Kafka releases the full scenario set runs against:
@@ -66,20 +68,15 @@ func RepoRoot(t testing.TB) string {
 	}
 }
 
-// FreePorts returns n distinct free TCP ports on 127.0.0.1. It binds port 0
-// n times, holding every listener until all are chosen, then closes them.
-// Another process may still take a port before the caller binds it; that is
-// rare and shows as a bind failure in the process log.
+// FreePorts returns n distinct free TCP ports on 127.0.0.1 for a process
+// the test starts, chosen below the kernel's ephemeral range so that no
+// client connection of this busy test binary takes one before that process
+// binds it (package loopback).
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("compat: find a free port: %v", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	ports, err := loopback.FreePorts(n)
+	if err != nil {
+		t.Fatalf("compat: %v", err)
 	}
 	return ports
 }

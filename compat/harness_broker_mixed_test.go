@@ -158,10 +158,17 @@ func CreateTopic(t testing.TB, brokerAddr, name string, partitions int32, replic
 		switch code := resp.Topics[0].ErrorCode; code {
 		case 0, kerr.TopicAlreadyExists.Code:
 			return nil
-		case kerr.NotController.Code, kerr.RequestTimedOut.Code, kerr.UnknownServerError.Code:
-			return fmt.Errorf("CreateTopics %s: %v", name, kerr.ErrorForCode(code))
+		case kerr.NotController.Code, kerr.RequestTimedOut.Code, kerr.UnknownServerError.Code,
+			// A broker that missed its heartbeats on a loaded machine is
+			// fenced until its next one; it cannot take a replica meanwhile.
+			kerr.InvalidReplicationFactor.Code:
+			msg := ""
+			if m := resp.Topics[0].ErrorMessage; m != nil {
+				msg = ": " + *m
+			}
+			return fmt.Errorf("CreateTopics %s: %v%s", name, kerr.ErrorForCode(code), msg)
 		default:
-			t.Fatalf("CreateTopics %s: %v", name, kerr.ErrorForCode(code))
+			failNow(t, "CreateTopics %s: %v", name, kerr.ErrorForCode(code))
 			return nil
 		}
 	})

@@ -260,7 +260,7 @@ func WaitMixedLeader(t testing.TB, up []*MixedMember, accept func(*QuorumStatus)
 	Eventually(t, ReadyTimeout, fmt.Sprintf("a leader among %v", up), nil, func() error {
 		for _, m := range up {
 			if exited, err := m.Proc().Exited(); exited {
-				t.Fatalf("%s exited (%v) while a leader was awaited", m, err)
+				failNow(t, "%s exited (%v) while a leader was awaited", m, err)
 			}
 		}
 		var addrs []string

@@ -42,6 +42,7 @@ func NewProcess(t testing.TB, name string, argv ...string) *Process {
 	if len(argv) == 0 {
 		t.Fatal("compat: NewProcess without a command")
 	}
+	repeatFailureLast(t)
 	logDir := t.TempDir() // registered before our cleanup, so removed after it
 	p := &Process{Name: name, Argv: argv, Log: filepath.Join(logDir, name+".log"), t: t}
 	t.Cleanup(func() {

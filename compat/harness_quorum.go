@@ -29,11 +29,11 @@ func Eventually(t testing.TB, timeout time.Duration, what string, proc *Process,
 		}
 		if proc != nil {
 			if exited, werr := proc.Exited(); exited {
-				t.Fatalf("%s: %s exited (%v) while waiting; last probe error: %v", what, proc.Name, werr, err)
+				failNow(t, "%s: %s exited (%v) while waiting; last probe error: %v", what, proc.Name, werr, err)
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not done after %v: %v", what, timeout, err)
+			failNow(t, "%s: not done after %v: %v", what, timeout, err)
 		}
 		time.Sleep(PollInterval)
 	}

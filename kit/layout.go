@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+
+	"github.com/kraftd/kraftd/internal/loopback"
 )
 
 // Role is what a node of a kit cluster is.
@@ -63,7 +64,7 @@ func newLayout(spec Spec) (*Layout, error) {
 	for i := range spec.Brokers {
 		l.Nodes = append(l.Nodes, NodeLayout{ID: int32(brokerIDBase + i), Role: RoleBroker})
 	}
-	ports, err := freePorts(len(l.Nodes))
+	ports, err := loopback.FreePorts(len(l.Nodes))
 	if err != nil {
 		return nil, err
 	}
@@ -171,20 +172,4 @@ func loadOrNewLayout(dir string, spec Spec) (l *Layout, existing bool, err error
 		return nil, false, err
 	}
 	return l, true, l.matches(spec)
-}
-
-// freePorts returns n distinct free TCP ports on 127.0.0.1, holding every
-// listener until all are chosen. Another program may still take one before
-// the node binds it; that shows as a bind failure in the node's log.
-func freePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("kit: find a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
