@@ -32,37 +32,41 @@ const (
 // which the harness's own helpers use (ANONYMOUS).
 const authzSuperUsers = "User:controller;User:broker;User:admin;User:ANONYMOUS"
 
-// One kraftd controller over SASL_SSL with SCRAM and an Apache broker of
-// the same version, both with StandardAuthorizer, shared by every check:
+// A mixed quorum of two kraftd controllers and one Apache controller over
+// SASL_SSL (SCRAM for clients and brokers, PLAIN between the controllers)
+// and an Apache broker of the same version, all with StandardAuthorizer,
+// shared by every check:
 //   - alice (SASL PLAIN on the broker's CLIENT listener) is refused
-//     CreateTopics (kraftd checks it, forwarded in an Envelope for alice),
-//     produce and consume while no ACL names her;
-//   - alice (SCRAM, straight to kraftd) is refused IncrementalAlterConfigs,
-//     UnregisterBroker, ControllerRegistration, Vote, Fetch and
-//     UpdateFeatures with CLUSTER_AUTHORIZATION_FAILED, which admin, a
-//     super user, is not;
-//   - kafka-acls --add through the broker (CreateAcls forwarded to kraftd)
-//     grants her a prefixed topic, a prefixed group and ALTER on the
-//     cluster; --list shows them; then she creates, produces, consumes
-//     and unregisters (the broker and kraftd both apply the new ACLs);
-//   - kafka-acls --remove takes WRITE away, and her produce is refused
-//     again.
+//     CreateTopics (the active controller checks it, forwarded in an
+//     Envelope for alice), produce and consume while no ACL names her;
+//   - alice (SCRAM, straight to each controller, kraftd and Apache) is
+//     refused IncrementalAlterConfigs, UnregisterBroker,
+//     ControllerRegistration, Vote, Fetch and UpdateFeatures with
+//     CLUSTER_AUTHORIZATION_FAILED, which admin, a super user, is not;
+//   - kafka-acls --add through the broker (CreateAcls forwarded to the
+//     active controller) grants her a prefixed topic, a prefixed group and
+//     ALTER on the cluster; --list shows them; then she creates, produces
+//     and consumes, and every controller lets her UnregisterBroker past
+//     its authorizer (each applied the replayed ACLs);
+//   - the lead passes to the other implementation, and kafka-acls --remove
+//     through it takes WRITE and the cluster's ALTER away: her produce is
+//     refused again, and every controller refuses her UnregisterBroker.
 func TestAuthorizerWithApacheBrokers(t *testing.T) {
 	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
-		ReserveJVMs(t, 2)
+		ReserveJVMs(t, 3) // the Apache controller, the broker, kafka-acls
 		s := NewScramSASL(t)
+		s.Plain = true // Apache's controllers cannot check each other's first votes with SCRAM
 		props := s.ServerProps()
 		props["authorizer.class.name"] = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 		props["super.users"] = authzSuperUsers
 		formatArgs := append(s.FormatArgs(), "--add-scram", "SCRAM-SHA-512=[name=alice,password="+authzAlicePassword+"]")
-		members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindKraftd},
+		members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Version: v, Kinds: []string{KindKraftd, KindKraftd, KindApache},
 			Props: props, KraftdProps: s.PKI.KraftdProps(), FormatArgs: formatArgs})
-		kraftd := members[0].Addr()
-		s.UseFor(t, kraftd)
+		s.UseFor(t, MixedAddrs(members...)...)
 		StartMixed(t, members...)
 		WaitMixedLeader(t, members, VotersCaughtUp(1))
 
-		_, client := startAuthorizedBroker(t, v, s, members[0], clusterID)
+		_, client := startAuthorizedBroker(t, v, s, members, clusterID)
 		alice := authzClient(t, client, "alice", authzAlicePassword)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -76,7 +80,9 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		if err := consumeOne(t, client, "app-1", "orders-1", 15*time.Second); err == nil || !strings.Contains(err.Error(), "AUTHORIZATION_FAILED") {
 			t.Errorf("alice's consume with no ACL: %v, want an authorization failure", err)
 		}
-		checkDirectRefusals(ctx, t, kraftd, s.AdminPassword)
+		for _, m := range members {
+			checkDirectRefusals(ctx, t, m, s.AdminPassword)
+		}
 
 		adminProps := writeAuthzClientProps(t, "admin", authzAdminPassword)
 		acls := func(args ...string) string {
@@ -87,6 +93,9 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 			}
 			return out
 		}
+		cur := WaitMixedLeader(t, members, VotersCaughtUp(0))
+		first := MemberByID(members, cur.LeaderID)
+		t.Logf("ACLs added through %s", first)
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Create", "--operation", "Write", "--operation", "Read",
 			"--topic", "orders-", "--resource-pattern-type", "prefixed")
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--group", "app-", "--resource-pattern-type", "prefixed")
@@ -109,27 +118,61 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		if err := consumeOne(t, client, "app-1", "orders-1", time.Minute); err != nil {
 			t.Errorf("alice's consume with READ on the topic and the group: %v", err)
 		}
-		UseSASL(t, kraftd, scram.Auth{User: "alice", Pass: authzAlicePassword}.AsSha512Mechanism())
-		if code := unregisterCode(ctx, t, kraftd); code != kerr.BrokerIDNotRegistered.Code {
-			t.Errorf("alice's UnregisterBroker with ALTER on the cluster: %s, want BROKER_ID_NOT_REGISTERED", kerr.ErrorForCode(code))
-		}
+		waitAliceUnregister(ctx, t, s, members, true)
 
+		// The other implementation leads; the next ACL change goes through it.
+		want := KindKraftd
+		if first.Kind == KindKraftd {
+			want = KindApache
+		}
+		cur = steerAndKill(t, members, first, want, cur)
+		second := MemberByID(members, cur.LeaderID)
+		first.Start(t)
+		WaitAPIVersions(t, first.Addr(), first.Proc())
+		WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
+		t.Logf("ACLs removed through %s", second)
 		out := acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "orders-", "--resource-pattern-type", "prefixed")
 		t.Logf("kafka-acls --remove: %s", strings.TrimSpace(out))
+		acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Alter", "--cluster")
 		waitFor(t, "alice's produce refused again", func() error {
 			if err := produceOne(ctx, alice, "orders-1"); !errors.Is(err, kerr.TopicAuthorizationFailed) {
 				return fmt.Errorf("produce: %v", err)
 			}
 			return nil
 		})
+		waitAliceUnregister(ctx, t, s, members, false)
 	})
+}
+
+// waitAliceUnregister waits until every member answers alice's
+// UnregisterBroker (of an unknown broker, straight to its listener) past
+// its authorizer (allowed: BROKER_ID_NOT_REGISTERED from the active
+// controller, NOT_CONTROLLER from the others) or, with allowed false,
+// with CLUSTER_AUTHORIZATION_FAILED.
+func waitAliceUnregister(ctx context.Context, t *testing.T, s *ScramSASL, members []*MixedMember, allowed bool) {
+	t.Helper()
+	for _, m := range members {
+		UseSASL(t, m.Addr(), scram.Auth{User: "alice", Pass: authzAlicePassword}.AsSha512Mechanism())
+		waitFor(t, fmt.Sprintf("%s applies alice's ALTER on the cluster (allowed %v)", m, allowed), func() error {
+			code := unregisterCode(ctx, t, m.Addr())
+			refused := code == kerr.ClusterAuthorizationFailed.Code
+			switch {
+			case allowed && refused, !allowed && !refused:
+				return fmt.Errorf("alice's UnregisterBroker: %s", kerr.ErrorForCode(code))
+			case allowed && code != kerr.BrokerIDNotRegistered.Code && code != kerr.NotController.Code:
+				t.Errorf("%s: alice's UnregisterBroker with ALTER on the cluster: %s, want BROKER_ID_NOT_REGISTERED or NOT_CONTROLLER", m, kerr.ErrorForCode(code))
+			}
+			return nil
+		})
+		UseSASL(t, m.Addr(), scram.Auth{User: "admin", Pass: s.AdminPassword}.AsSha512Mechanism())
+	}
 }
 
 // startAuthorizedBroker starts an Apache broker with StandardAuthorizer:
 // SCRAM as "broker" to kraftd, a PLAINTEXT listener (ANONYMOUS, a super
 // user) for the harness and a SASL_PLAINTEXT CLIENT listener with PLAIN
 // users admin and alice. It returns the broker and the CLIENT address.
-func startAuthorizedBroker(t *testing.T, v string, s *ScramSASL, controller *MixedMember, clusterID string) (*BrokerSet, string) {
+func startAuthorizedBroker(t *testing.T, v string, s *ScramSASL, controllers []*MixedMember, clusterID string) (*BrokerSet, string) {
 	t.Helper()
 	ports := FreePorts(t, 2)
 	props := s.BrokerProps()
@@ -143,7 +186,7 @@ func startAuthorizedBroker(t *testing.T, v string, s *ScramSASL, controller *Mix
 		"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users":           authzSuperUsers,
 	})
-	b := NewApacheBroker(t, v, 101, fmt.Sprintf("%d@%s", controller.ID, controller.Addr()), props)
+	b := NewApacheBroker(t, v, 101, MixedVoters(controllers), props)
 	b.Port = ports[0]
 	b.Format(t, clusterID)
 	b.Start(t)
@@ -241,7 +284,7 @@ func unregisterCode(ctx context.Context, t *testing.T, addr string) int16 {
 	return directCode(ctx, t, addr, req)
 }
 
-// directCode sends req to addr (a kraftd listener, as the harness
+// directCode sends req to addr (a controller listener, as the harness
 // authenticates to it) and returns the top-level error code.
 func directCode(ctx context.Context, t *testing.T, addr string, req kmsg.Request) int16 {
 	t.Helper()
@@ -273,11 +316,12 @@ func directCode(ctx context.Context, t *testing.T, addr string, req kmsg.Request
 }
 
 // checkDirectRefusals sends the requests issue 15 opened with, and the
-// other cluster requests, straight to kraftd as alice (SCRAM, no ACL):
+// other cluster requests, straight to a controller (kraftd or Apache) as alice (SCRAM, no ACL):
 // each is refused with CLUSTER_AUTHORIZATION_FAILED; as admin (a super
 // user) none is.
-func checkDirectRefusals(ctx context.Context, t *testing.T, kraftd, adminPassword string) {
+func checkDirectRefusals(ctx context.Context, t *testing.T, m *MixedMember, adminPassword string) {
 	t.Helper()
+	controller := m.Addr()
 	iac := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	iac.ValidateOnly = true
 	res := kmsg.NewIncrementalAlterConfigsRequestResource()
@@ -299,16 +343,16 @@ func checkDirectRefusals(ctx context.Context, t *testing.T, kraftd, adminPasswor
 	features.SetVersion(1)
 	features.ValidateOnly = true
 	requests := []kmsg.Request{iac, unregister, register, vote, fetch, features}
-	UseSASL(t, kraftd, scram.Auth{User: "alice", Pass: authzAlicePassword}.AsSha512Mechanism())
+	UseSASL(t, controller, scram.Auth{User: "alice", Pass: authzAlicePassword}.AsSha512Mechanism())
 	for _, req := range requests {
-		if code := directCode(ctx, t, kraftd, req); code != kerr.ClusterAuthorizationFailed.Code {
-			t.Errorf("alice's %s straight to kraftd: %s, want CLUSTER_AUTHORIZATION_FAILED", kmsg.NameForKey(req.Key()), kerr.ErrorForCode(code))
+		if code := directCode(ctx, t, controller, req); code != kerr.ClusterAuthorizationFailed.Code {
+			t.Errorf("alice's %s straight to %s: %s, want CLUSTER_AUTHORIZATION_FAILED", kmsg.NameForKey(req.Key()), m, kerr.ErrorForCode(code))
 		}
 	}
-	UseSASL(t, kraftd, scram.Auth{User: "admin", Pass: adminPassword}.AsSha512Mechanism())
+	UseSASL(t, controller, scram.Auth{User: "admin", Pass: adminPassword}.AsSha512Mechanism())
 	for _, req := range []kmsg.Request{iac, unregister, features} {
-		if code := directCode(ctx, t, kraftd, req); code == kerr.ClusterAuthorizationFailed.Code {
-			t.Errorf("admin's %s straight to kraftd: refused", kmsg.NameForKey(req.Key()))
+		if code := directCode(ctx, t, controller, req); code == kerr.ClusterAuthorizationFailed.Code {
+			t.Errorf("admin's %s straight to %s: refused", kmsg.NameForKey(req.Key()), m)
 		}
 	}
 }
