@@ -11,6 +11,9 @@ type Authorizer struct {
 	acls         *Index
 	superUsers   map[string]bool
 	allowIfNoACL bool
+	// loaded, when set, is closed once acls holds every committed ACL;
+	// until then only super users are allowed (RuleNotReady).
+	loaded <-chan struct{}
 }
 
 // New returns an authorizer over acls. superUsers are principals
@@ -22,6 +25,14 @@ func New(acls *Index, superUsers []string, allowIfNoACL bool) *Authorizer {
 	}
 	return &Authorizer{acls: acls, superUsers: su, allowIfNoACL: allowIfNoACL}
 }
+
+// WaitForLoad makes every decision but a super user's RuleNotReady until
+// loaded is closed: before the metadata log is replayed to its high
+// watermark the index may lack a DENY, and allow.everyone.if.no.acl.found
+// would then allow what the ACLs forbid (Apache's StandardAuthorizer
+// likewise refuses everyone but super users before its initial load).
+// Call it before the authorizer is shared.
+func (a *Authorizer) WaitForLoad(loaded <-chan struct{}) { a.loaded = loaded }
 
 // ParseSuperUsers reads super.users: principals separated by semicolons,
 // blanks around each ignored, as Apache splits it.
@@ -45,6 +56,13 @@ func (a *Authorizer) Index() *Index { return a.acls }
 func (a *Authorizer) Authorize(act Action) Decision {
 	if a.superUsers[act.Principal] {
 		return Decision{Allowed: true, Rule: RuleSuperUser}
+	}
+	if a.loaded != nil {
+		select {
+		case <-a.loaded:
+		default:
+			return Decision{Rule: RuleNotReady}
+		}
 	}
 	x := a.acls
 	x.mu.RLock()

@@ -265,3 +265,27 @@ func TestIndexMatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// Before the ACLs are loaded only super users are allowed, even with
+// allow.everyone.if.no.acl.found; once loaded, the ACLs decide.
+func TestNothingButSuperUsersBeforeTheLoad(t *testing.T) {
+	x := NewIndex()
+	a := New(x, []string{"User:admin"}, true)
+	loaded := make(chan struct{})
+	a.WaitForLoad(loaded)
+	alice := Action{"User:alice", "127.0.0.1", OpWrite, ResourceTopic, "t-1"}
+	if d := a.Authorize(alice); d.Allowed || d.Rule != RuleNotReady || d.String() != "AuthorizerNotReady" {
+		t.Fatalf("alice before the load: %s (rule %d)", d, d.Rule)
+	}
+	if d := a.Authorize(Action{"User:admin", "127.0.0.1", OpAlter, ResourceCluster, ClusterName}); !d.Allowed || d.Rule != RuleSuperUser {
+		t.Fatalf("a super user before the load: %s", d)
+	}
+	x.Apply(record(1, deny("User:alice", OpWrite, ResourceTopic, "t-", PatternPrefixed)))
+	close(loaded)
+	if d := a.Authorize(alice); d.Allowed || d.Rule != RuleMatchingACL {
+		t.Fatalf("alice after the load, denied by a prefixed ACL: %s", d)
+	}
+	if d := a.Authorize(Action{"User:alice", "127.0.0.1", OpWrite, ResourceTopic, "other"}); !d.Allowed || d.Rule != RuleNoACLs {
+		t.Fatalf("alice after the load, on a topic no ACL names: %s", d)
+	}
+}

@@ -145,6 +145,7 @@ const (
 	RuleNoACLs                  // no ACL names the resource: allow.everyone.if.no.acl.found decides
 	RuleSuperUser               // the principal is in super.users
 	RuleMatchingACL             // an ACL allowed or denied
+	RuleNotReady                // the ACLs are not loaded yet: denied
 )
 
 // Decision is the result of Authorize.
@@ -158,6 +159,8 @@ func (d Decision) String() string {
 	switch d.Rule {
 	case RuleSuperUser:
 		return "SuperUser"
+	case RuleNotReady:
+		return "AuthorizerNotReady"
 	case RuleMatchingACL:
 		return "MatchingAcl(" + d.ACL.String() + ")"
 	case RuleNoACLs:

@@ -136,13 +136,19 @@ type Node struct {
 	appends []appendStamp
 
 	status atomic.Pointer[quorum.Status]
+	// caughtUp is closed once the state machine has first replayed every
+	// record below a known high watermark (Apache's MetadataLoader
+	// finishing its catch-up): until then the image may lack ACLs that
+	// deny, so an authorizer must not decide from it.
+	caughtUp     chan struct{}
+	caughtUpOnce bool
 }
 
 // New builds a node over an opened disk. Nothing happens until it is driven.
 func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (*Node, error) {
 	n := &Node{
 		cfg: cfg, env: env, log: log, disk: disk, sm: sm,
-		waiters: map[uint64]func(kmsg.Response){}, hw: -1, activated: -1,
+		waiters: map[uint64]func(kmsg.Response){}, hw: -1, activated: -1, caughtUp: make(chan struct{}),
 	}
 	began := env.Clock.Now()
 	noOp := metadata.EncodeValue(&metadata.NoOpRecord{})
@@ -246,6 +252,10 @@ func (n *Node) announceVoters(set quorum.VoterSet) {
 		}
 	}
 }
+
+// CaughtUp is closed once the state machine has first replayed every
+// record below a known high watermark. Safe from any goroutine.
+func (n *Node) CaughtUp() <-chan struct{} { return n.caughtUp }
 
 // Err is the fatal error that stopped the node, if any.
 func (n *Node) Err() error { return n.fatal }

@@ -204,6 +204,10 @@ func (n *Node) applyCommitted() error {
 		}
 		n.snapshots.MaybeSnapshot(n.hw)
 	}
+	if !n.caughtUpOnce && n.hw >= 0 && n.sm.Applied()+1 >= n.hw {
+		n.caughtUpOnce = true
+		close(n.caughtUp)
+	}
 	n.completeCommitWaits()
 	n.maybeActivate()
 	return nil

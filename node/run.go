@@ -88,6 +88,9 @@ func (r *Runner) Node() *Node { return r.node }
 // Status is the quorum's state as of the last Ready.
 func (r *Runner) Status() quorum.Status { return r.node.Status() }
 
+// CaughtUp is Node.CaughtUp.
+func (r *Runner) CaughtUp() <-chan struct{} { return r.node.CaughtUp() }
+
 // Run drives the node until Stop; it returns the first fatal error (a disk
 // failure or a safety violation), after which the process must exit.
 func (r *Runner) Run() error {

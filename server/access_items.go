@@ -34,11 +34,7 @@ func refusalMessage(code int16) *string {
 // makes with logIfDenied false (a cluster-wide grant tried before the
 // per-topic one, the configs a CreateTopics answer may show).
 func (s *Server) allowedQuietly(r *Request, op authz.Operation, t authz.ResourceType, name string) bool {
-	if s.authorizer == nil {
-		return true
-	}
-	return s.authorizer.Authorize(authz.Action{Principal: r.Principal.String(), Host: r.host(), Operation: op,
-		ResourceType: t, ResourceName: name}).Allowed
+	return s.decide(r, op, t, name, false).Allowed
 }
 
 // counts is how often each name occurs: a duplicated name is left to the

@@ -24,7 +24,11 @@ func (s *Server) newAuthorizer() *authz.Authorizer {
 	if ctl := s.controllerOf(); ctl != nil {
 		acls = ctl.ACLs()
 	}
-	return authz.New(acls, s.cfg.Authorizer.SuperUsers, s.cfg.Authorizer.AllowIfNoACL)
+	a := authz.New(acls, s.cfg.Authorizer.SuperUsers, s.cfg.Authorizer.AllowIfNoACL)
+	if b, ok := s.backend.(interface{ CaughtUp() <-chan struct{} }); ok {
+		a.WaitForLoad(b.CaughtUp())
+	}
+	return a
 }
 
 // dispatch runs a request's handler after the check accessRules names for
@@ -40,8 +44,14 @@ func (s *Server) dispatch(def handlerDef, r *Request) (kmsg.Response, error) {
 				return refuseWhole(rule, r.Body, kerr.ClusterAuthorizationFailed.Code), nil
 			}
 		case rule.cluster != authz.OpUnknown:
-			if !s.allowed(r, rule.cluster, authz.ResourceCluster, authz.ClusterName) {
-				return refuseWhole(rule, r.Body, kerr.ClusterAuthorizationFailed.Code), nil
+			if d := s.decide(r, rule.cluster, authz.ResourceCluster, authz.ClusterName, true); !d.Allowed {
+				code := kerr.ClusterAuthorizationFailed.Code
+				if d.Rule == authz.RuleNotReady {
+					// Apache's authorizer throws AuthorizerNotReadyException,
+					// which has no error code of its own.
+					code = kerr.UnknownServerError.Code
+				}
+				return refuseWhole(rule, r.Body, code), nil
 			}
 		}
 	}
@@ -51,15 +61,21 @@ func (s *Server) dispatch(def handlerDef, r *Request) (kmsg.Response, error) {
 // allowed reports whether the request's principal may perform op on the
 // resource; always, when no authorizer is configured. A refusal is logged.
 func (s *Server) allowed(r *Request, op authz.Operation, t authz.ResourceType, name string) bool {
+	return s.decide(r, op, t, name, true).Allowed
+}
+
+// decide is the authorizer's decision, a refusal logged when logDenied;
+// always allowed when no authorizer is configured.
+func (s *Server) decide(r *Request, op authz.Operation, t authz.ResourceType, name string, logDenied bool) authz.Decision {
 	if s.authorizer == nil {
-		return true
+		return authz.Decision{Allowed: true}
 	}
 	act := authz.Action{Principal: r.Principal.String(), Host: r.host(), Operation: op, ResourceType: t, ResourceName: name}
 	d := s.authorizer.Authorize(act)
-	if !d.Allowed {
+	if !d.Allowed && logDenied {
 		s.denials.log(s.log, r, act, d)
 	}
-	return d.Allowed
+	return d
 }
 
 // host is the client's address as ACL hosts name it: a forwarded

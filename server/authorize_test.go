@@ -363,3 +363,54 @@ func TestCreateTokenForAnotherOwnerNeedsCreateTokens(t *testing.T) {
 		t.Fatalf("alice's token for bob with CREATE_TOKENS on User:bob: code %d, want it past the check", code)
 	}
 }
+
+// loadingBackend is an aclBackend whose log has not been replayed up to
+// the high watermark yet until caughtUp is closed.
+type loadingBackend struct {
+	*aclBackend
+	caughtUp chan struct{}
+}
+
+func (b loadingBackend) CaughtUp() <-chan struct{} { return b.caughtUp }
+
+// Until the node has first replayed its log to the high watermark, a
+// principal that is not a super user is refused, even where
+// allow.everyone.if.no.acl.found would allow it: the ACL that denies may
+// not be replayed yet. Apache's answer is UNKNOWN_SERVER_ERROR (its
+// AuthorizerNotReadyException has no code). A super user is served.
+func TestNoDecisionBeforeTheLogIsReplayed(t *testing.T) {
+	props := map[string]string{
+		"process.roles": "controller", "node.id": "1", "controller.listener.names": "CONTROLLER",
+		"listeners": "CONTROLLER://127.0.0.1:0", "log.dirs": t.TempDir(),
+		"authorizer.class.name": StandardAuthorizerClass, "super.users": "User:admin",
+		"allow.everyone.if.no.acl.found": "true",
+	}
+	cfg, err := ParseConfig(props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := loadingBackend{&aclBackend{stillBackend: stillBackend{release: make(chan struct{})}, ctl: controller.New(1, nil)}, make(chan struct{})}
+	close(b.release)
+	s := New(cfg, b, zerolog.New(zerolog.NewTestWriter(t)))
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	c := dial(t, s.Addr("CONTROLLER").String())
+	unregister := kmsg.NewPtrUnregisterBrokerRequest()
+	unregister.BrokerID = 2
+	c.send(unregister, 1)
+	if _, resp := c.recv(unregister); topCode(resp) != kerr.UnknownServerError.Code {
+		t.Errorf("UnregisterBroker before the log is replayed: code %d, want UNKNOWN_SERVER_ERROR", topCode(resp))
+	}
+	av := kmsg.NewPtrApiVersionsRequest()
+	c.send(av, 2)
+	if _, resp := c.recv(av); resp.(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
+		t.Errorf("ApiVersions refused before the log is replayed: %d", resp.(*kmsg.ApiVersionsResponse).ErrorCode)
+	}
+	close(b.caughtUp)
+	c.send(unregister, 3)
+	if _, resp := c.recv(unregister); topCode(resp) == kerr.UnknownServerError.Code || topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("UnregisterBroker once replayed, with no ACL and allow.everyone.if.no.acl.found: code %d", topCode(resp))
+	}
+}

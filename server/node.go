@@ -150,6 +150,10 @@ func (n *Node) Controller() *controller.Controller { return n.ctl }
 // Status is the quorum's state as of the last Ready.
 func (n *Node) Status() quorum.Status { return n.runner.Status() }
 
+// CaughtUp is closed once the controller has first replayed the metadata
+// log up to a known high watermark; the authorizer waits for it.
+func (n *Node) CaughtUp() <-chan struct{} { return n.runner.CaughtUp() }
+
 // Run drives the node until Stop; it returns the first fatal error (a disk
 // failure or a safety violation), after which the process must exit.
 func (n *Node) Run() error {

@@ -25,6 +25,9 @@ func TestSingleVoterLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if isClosed(h.Runtime().CaughtUp()) {
+		t.Fatal("caught up before any high watermark is known")
+	}
 	h.Advance(4000)
 	process()
 	for h.ReleaseSync() { // the LeaderChange batch
@@ -32,6 +35,9 @@ func TestSingleVoterLifecycle(t *testing.T) {
 	}
 	if st := h.Status(); st.Role != quorum.RoleLeader || st.HighWatermark != 1 {
 		t.Fatalf("after the election: %+v; want leader with hw 1", st)
+	}
+	if !isClosed(h.Runtime().CaughtUp()) {
+		t.Fatal("not caught up once leader with everything below the high watermark replayed")
 	}
 
 	v := "v"
@@ -70,5 +76,14 @@ func TestSingleVoterLifecycle(t *testing.T) {
 	}
 	if snap, ok := h.LatestSnapshot(); !ok || snap.EndOffset != 2 {
 		t.Fatalf("latest snapshot after the restart: %v %v", snap, ok)
+	}
+}
+
+func isClosed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
