@@ -2,6 +2,7 @@ package kit
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -21,6 +22,7 @@ type Cluster struct {
 	kraftd      string
 	kafkaDir    string
 	layout      *Layout
+	tls         *tls.Config // the clients' configuration when spec.TLS
 	controllers []*Node
 	brokers     []*Node
 
@@ -75,6 +77,9 @@ func (c *Cluster) boot(ctx context.Context) error {
 		return err
 	}
 	c.layout = layout
+	if err := c.ensureCertificates(); err != nil {
+		return err
+	}
 	for _, nl := range layout.Nodes {
 		n := &Node{ID: nl.ID, Role: nl.Role, Port: nl.Port, Dir: filepath.Join(c.dir, fmt.Sprintf("node-%d", nl.ID))}
 		if n.isController() {

@@ -111,3 +111,38 @@ func stateOf(t *testing.T, pid int) string {
 	}
 	return "not T"
 }
+
+// With TLS, a kraftd and an Apache controller reach each other and the
+// broker reaches them over TLS with the kit's certificates; a client that
+// trusts the kit's CA produces, one that speaks plaintext is not served.
+func TestTLSCluster(t *testing.T) {
+	c := kit.StartT(t, kit.Spec{Brokers: 1, KraftdControllers: 1, ApacheControllers: 1, Kafka: "4.4.0", TLS: true})
+	if c.TLSConfig() == nil || c.CAFile() == "" {
+		t.Fatal("a TLS cluster without a client TLS configuration or CA file")
+	}
+	if _, err := os.Stat(c.CAFile()); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.DialTLSConfig(c.TLSConfig()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: kit.ReadyTopic, Value: []byte("over TLS")}).FirstErr(); err != nil {
+		t.Fatalf("produce over TLS: %v", err)
+	}
+	for _, addr := range append(c.Bootstrap(), c.Controllers()[0].Addr(), c.Controllers()[1].Addr()) {
+		plain, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, stop := context.WithTimeout(ctx, 10*time.Second)
+		if err := plain.Ping(short); err == nil {
+			t.Errorf("%s answered a plaintext client", addr)
+		}
+		stop()
+		plain.Close()
+	}
+}

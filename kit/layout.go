@@ -35,6 +35,7 @@ type Layout struct {
 	FormatVersion int          `json:"format_version"`
 	ClusterID     string       `json:"cluster_id"`
 	Kafka         string       `json:"kafka"`
+	TLS           bool         `json:"tls,omitempty"`
 	Nodes         []NodeLayout `json:"nodes"`
 	// SupervisorPID is the program running the cluster, while it runs
 	// (`kraftd cluster up`); 0 when none is.
@@ -51,7 +52,7 @@ type NodeLayout struct {
 
 // newLayout gives every node of spec a free loopback port.
 func newLayout(spec Spec) (*Layout, error) {
-	l := &Layout{FormatVersion: layoutVersion, ClusterID: newUUID(), Kafka: spec.Kafka}
+	l := &Layout{FormatVersion: layoutVersion, ClusterID: newUUID(), Kafka: spec.Kafka, TLS: spec.TLS}
 	id := int32(1)
 	for i := 0; i < spec.KraftdControllers+spec.ApacheControllers; i++ {
 		role := RoleKraftdController
@@ -85,6 +86,9 @@ func (l *Layout) matches(spec Spec) error {
 		return fmt.Errorf("kit: the directory holds Apache Kafka %s with %d brokers, %d kraftd and %d Apache controllers; asked for %s with %d, %d and %d: use another directory",
 			l.Kafka, count[RoleBroker], count[RoleKraftdController], count[RoleApacheController],
 			spec.Kafka, spec.Brokers, spec.KraftdControllers, spec.ApacheControllers)
+	}
+	if l.TLS != spec.TLS {
+		return fmt.Errorf("kit: the directory holds a cluster with TLS %v; asked for TLS %v: use another directory", l.TLS, spec.TLS)
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ type Node struct {
 	proc *process
 }
 
-// Addr is the node's listener address: a broker's PLAINTEXT listener (a
+// Addr is the node's listener address: a broker's PLAINTEXT (or SSL) listener (a
 // client's bootstrap server) or a controller's CONTROLLER listener.
 func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port)) }
 
@@ -67,11 +67,20 @@ func (n *Node) isController() bool { return n.Role != RoleBroker }
 
 // nodeConfig is the server.properties of node n in cluster c.
 func (c *Cluster) nodeConfig(n *Node) map[string]string {
+	// The security protocol of the CONTROLLER listener and the brokers'
+	// one, whose name is its protocol's.
+	protocol := "PLAINTEXT"
+	if c.spec.TLS {
+		protocol = "SSL"
+	}
 	props := map[string]string{
 		"node.id":                        fmt.Sprint(n.ID),
 		"controller.listener.names":      "CONTROLLER",
 		"controller.quorum.voters":       c.ControllerQuorumVoters(),
-		"listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+		"listener.security.protocol.map": "CONTROLLER:" + protocol + "," + protocol + ":" + protocol,
+	}
+	if c.spec.TLS {
+		maps.Copy(props, c.tlsProps())
 	}
 	data := filepath.Join(n.Dir, "data")
 	if n.isController() {
@@ -80,7 +89,7 @@ func (c *Cluster) nodeConfig(n *Node) map[string]string {
 		props["metadata.log.dir"] = data
 		if n.Role == RoleApacheController {
 			props["log.dirs"] = data
-			props["listener.security.protocol.map"] = "CONTROLLER:PLAINTEXT"
+			props["listener.security.protocol.map"] = "CONTROLLER:" + protocol
 		}
 		maps.Copy(props, c.spec.ControllerConfig)
 		return props
@@ -88,9 +97,9 @@ func (c *Cluster) nodeConfig(n *Node) map[string]string {
 	rf := fmt.Sprint(min(3, len(c.brokers)))
 	maps.Copy(props, map[string]string{
 		"process.roles":                            "broker",
-		"listeners":                                "PLAINTEXT://" + n.Addr(),
-		"advertised.listeners":                     "PLAINTEXT://" + n.Addr(),
-		"inter.broker.listener.name":               "PLAINTEXT",
+		"listeners":                                protocol + "://" + n.Addr(),
+		"advertised.listeners":                     protocol + "://" + n.Addr(),
+		"inter.broker.listener.name":               protocol,
 		"log.dirs":                                 data,
 		"offsets.topic.replication.factor":         rf,
 		"transaction.state.log.replication.factor": rf,

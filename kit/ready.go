@@ -20,8 +20,12 @@ const ReadyTopic = "kit.ready"
 // registered and unfenced, and a produce with acks=all to ReadyTopic
 // succeeds. It returns an error at once if a node's process has exited.
 func (c *Cluster) WaitReady(ctx context.Context) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.MetadataMinAge(250*time.Millisecond), kgo.RetryTimeout(5*time.Second))
+	opts := []kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MetadataMinAge(250 * time.Millisecond), kgo.RetryTimeout(5 * time.Second)}
+	if cfg := c.TLSConfig(); cfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(cfg))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kit: %w", err)
 	}

@@ -27,6 +27,14 @@ type Spec struct {
 	// ControllerConfig adds to or overrides every controller's
 	// server.properties, kraftd's and Apache's alike.
 	ControllerConfig map[string]string
+	// TLS makes every listener speak TLS (no client certificates asked):
+	// the controllers' CONTROLLER listeners, which brokers and controllers
+	// reach each other on, and the brokers' one listener, named SSL. The
+	// kit makes a certificate authority and one certificate for 127.0.0.1
+	// and localhost, valid for ten years, into Dir's tls directory (kept
+	// with the Dir); a Go client dials with Cluster.TLSConfig, an Apache
+	// client trusts Cluster.CAFile (ssl.truststore.type=PEM).
+	TLS bool
 	// Dir keeps the cluster's data, configuration and logs. A Dir holding a
 	// cluster from an earlier run is started again with its data, ports and
 	// cluster id (the Spec must describe the same nodes). "" means a new

@@ -36,6 +36,7 @@ func clusterCommand() *cli.Command {
 					&cli.IntFlag{Name: "controllers", Value: 3, Usage: "kraftd controllers (node ids 1...)"},
 					&cli.IntFlag{Name: "apache-controllers", Usage: "Apache Kafka controllers in the same quorum, after kraftd's"},
 					&cli.StringSliceFlag{Name: "broker-config", Usage: "key=value added to every broker's server.properties (repeatable)"},
+					&cli.BoolFlag{Name: "tls", Usage: "every listener speaks TLS, with a CA and certificate the kit makes (clients trust the printed CA file)"},
 					dataFlag,
 					&cli.BoolFlag{Name: "detach", Usage: "start in the background and return once ready (needs --data); stop with `kraftd cluster down`"},
 				},
@@ -79,6 +80,9 @@ func runClusterUp(c *cli.Context) error {
 	fmt.Printf("%s%s\n", readyBanner, cluster.BootstrapServers())
 	fmt.Printf("controllers: %s (controller.quorum.voters=%s)\n", cluster.ControllerEndpoints(), cluster.ControllerQuorumVoters())
 	fmt.Printf("cluster id: %s, Apache Kafka %s, data in %s\n", cluster.ClusterID(), cluster.Kafka(), cluster.Dir())
+	if ca := cluster.CAFile(); ca != "" {
+		fmt.Printf("TLS: security.protocol=SSL ssl.truststore.type=PEM ssl.truststore.location=%s\n", ca)
+	}
 	fmt.Println("Ctrl-C stops the cluster.")
 	watchCluster(ctx, cluster)
 	fmt.Fprintln(os.Stderr, "kraftd: stopping the cluster")
@@ -94,7 +98,7 @@ func clusterSpec(c *cli.Context) (kit.Spec, error) {
 	}
 	spec := kit.Spec{
 		Brokers: c.Int("brokers"), KraftdControllers: c.Int("controllers"), ApacheControllers: c.Int("apache-controllers"),
-		Kafka: c.String("kafka"), Dir: c.String("data"), KraftdBinary: self,
+		Kafka: c.String("kafka"), Dir: c.String("data"), KraftdBinary: self, TLS: c.Bool("tls"),
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
 	if spec.Brokers < 1 {

@@ -1,7 +1,7 @@
 // Package testpki makes throwaway certificate authorities and certificates
 // for tests, with Go's crypto/x509, so that no key is ever committed. It
 // owns nothing a production path uses: a key made here lives only as long
-// as the test that made it.
+// as the test, or the cluster kit's test cluster, that made it.
 package testpki
 
 import (
@@ -62,15 +62,19 @@ func nextSerial() *big.Int {
 	return n
 }
 
-// NewCA makes a self-signed root named cn.
-func NewCA(cn string) (*CA, error) {
+// NewCA makes a self-signed root named cn, valid for a day.
+func NewCA(cn string) (*CA, error) { return NewCAValidFor(cn, 24*time.Hour) }
+
+// NewCAValidFor makes a self-signed root named cn, valid from an hour ago
+// for lifetime (the cluster kit keeps its CA with a cluster's directory).
+func NewCAValidFor(cn string, lifetime time.Duration) (*CA, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: nextSerial(), Subject: pkix.Name{CommonName: cn, Organization: []string{"kraftd test"}},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(lifetime),
 		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
