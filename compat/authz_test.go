@@ -50,10 +50,13 @@ const authzSuperUsers = "User:controller;User:broker;User:admin;User:ANONYMOUS"
 //     its authorizer (each applied the replayed ACLs);
 //   - the lead passes to the other implementation, and kafka-acls --remove
 //     through it takes WRITE and the cluster's ALTER away: her produce is
-//     refused again, and every controller refuses her UnregisterBroker.
+//     refused again, and every controller refuses her UnregisterBroker;
+//     --add through it grants the ALTER again, and every controller lets
+//     her UnregisterBroker past its authorizer again.
 func TestAuthorizerWithApacheBrokers(t *testing.T) {
 	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
 		ReserveJVMs(t, 3) // the Apache controller, the broker, kafka-acls
+		at := stamp(t)
 		s := NewScramSASL(t)
 		s.Plain = true // Apache's controllers cannot check each other's first votes with SCRAM
 		props := s.ServerProps()
@@ -68,6 +71,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 
 		_, client := startAuthorizedBroker(t, v, s, members, clusterID)
 		alice := authzClient(t, client, "alice", authzAlicePassword)
+		at("quorum and broker up")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 
@@ -83,6 +87,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		for _, m := range members {
 			checkDirectRefusals(ctx, t, m, s.AdminPassword)
 		}
+		at("refusals without ACLs checked")
 
 		adminProps := writeAuthzClientProps(t, "admin", authzAdminPassword)
 		acls := func(args ...string) string {
@@ -95,7 +100,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		}
 		cur := WaitMixedLeader(t, members, VotersCaughtUp(0))
 		first := MemberByID(members, cur.LeaderID)
-		t.Logf("ACLs added through %s", first)
+		at(fmt.Sprintf("ACLs added through %s", first))
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Create", "--operation", "Write", "--operation", "Read",
 			"--topic", "orders-", "--resource-pattern-type", "prefixed")
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--group", "app-", "--resource-pattern-type", "prefixed")
@@ -119,6 +124,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 			t.Errorf("alice's consume with READ on the topic and the group: %v", err)
 		}
 		waitAliceUnregister(ctx, t, s, members, true)
+		at("grants followed everywhere")
 
 		// The other implementation leads; the next ACL change goes through it.
 		want := KindKraftd
@@ -130,7 +136,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		first.Start(t)
 		WaitAPIVersions(t, first.Addr(), first.Proc())
 		WaitMixedLeader(t, members, VotersCaughtUp(cur.HighWatermark))
-		t.Logf("ACLs removed through %s", second)
+		at(fmt.Sprintf("the lead moved to %s", second))
 		out := acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Write", "--topic", "orders-", "--resource-pattern-type", "prefixed")
 		t.Logf("kafka-acls --remove: %s", strings.TrimSpace(out))
 		acls("--remove", "--force", "--allow-principal", "User:alice", "--operation", "Alter", "--cluster")
@@ -141,6 +147,11 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 			return nil
 		})
 		waitAliceUnregister(ctx, t, s, members, false)
+		at("removals followed everywhere")
+		// And an ACL created through this leader is enforced by every controller.
+		acls("--add", "--allow-principal", "User:alice", "--operation", "Alter", "--cluster")
+		waitAliceUnregister(ctx, t, s, members, true)
+		at("a grant through it followed everywhere")
 	})
 }
 
