@@ -100,7 +100,7 @@ func TestAuthorizerWithApacheBrokers(t *testing.T) {
 		}
 		cur := WaitMixedLeader(t, members, VotersCaughtUp(0))
 		first := MemberByID(members, cur.LeaderID)
-		at(fmt.Sprintf("ACLs added through %s", first))
+		at(fmt.Sprintf("adding ACLs through %s", first))
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Create", "--operation", "Write", "--operation", "Read",
 			"--topic", "orders-", "--resource-pattern-type", "prefixed")
 		acls("--add", "--allow-principal", "User:alice", "--operation", "Read", "--group", "app-", "--resource-pattern-type", "prefixed")
