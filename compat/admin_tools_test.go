@@ -40,6 +40,7 @@ type adminBroker struct {
 //     SCRAM user, and a client authenticates with the token until expired;
 //   - kafka-cluster unregister removes a stopped broker's registration.
 func TestAdminToolsOnKraftd(t *testing.T) {
+	t.Parallel()
 	forSampledVersions(t, Versions[0], func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
 		at := stamp(t)

@@ -99,6 +99,7 @@ func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
 // controller serves each one, or that it is listed with the reason it is
 // not. make compat-matrix (FullMatrixEnv) captures 4.4.0's too.
 func TestApacheControllerMetricNames(t *testing.T) {
+	t.Parallel()
 	versions := []string{"4.1.2"}
 	if os.Getenv(FullMatrixEnv) != "" {
 		versions = Versions

@@ -44,6 +44,7 @@ func forSampledVersions(t *testing.T, sample string, f func(t *testing.T, versio
 // An Apache controller formatted with --standalone leads a quorum of itself;
 // Apache's kafka-metadata-quorum and our own DescribeQuorum v2 both say so.
 func TestApacheStandalone(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 2)
 		at := stamp(t)
@@ -114,6 +115,7 @@ func TestApacheStandalone(t *testing.T) {
 // leader; after SIGKILL of the leader the other two elect a new one, and the
 // killed node, restarted, catches up as a follower.
 func TestApacheStaticQuorumFailover(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
 		at := stamp(t)
@@ -170,6 +172,7 @@ func TestApacheStaticQuorumFailover(t *testing.T) {
 // The harness's own frames: a flexible request carries header v2 and its
 // response header v1 is skipped; ApiVersions keeps response header v0.
 func TestRequestFrames(t *testing.T) {
+	t.Parallel()
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	req.SetVersion(2)
 	frame := AppendRequest(nil, req, 7, "c")

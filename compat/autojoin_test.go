@@ -19,6 +19,7 @@ const autoJoinVersion = "4.4.0"
 // its stale entry (the other two keep a majority meanwhile); and an Apache
 // 4.4.0 joiner beside a kraftd leader.
 func TestAutoJoin(t *testing.T) {
+	t.Parallel()
 	KafkaCache(t, autoJoinVersion)
 	ReserveJVMs(t, 2) // one controller and the tools
 	autoJoin := map[string]string{"controller.quorum.auto.join.enable": "true"}

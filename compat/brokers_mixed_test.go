@@ -24,6 +24,7 @@ const maxHandovers = 6
 // lost, no broker was ever fenced, kraftd rejected none of Apache's records
 // and no Apache controller hit a metadata fault.
 func TestApacheBrokersOnMixedQuorum(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 4) // two Apache controllers, two brokers
 		at := stamp(t)

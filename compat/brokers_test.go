@@ -30,6 +30,7 @@ const trafficTopic = "traffic"
 //   - and nothing acknowledged is lost;
 //   - kafka-features describes and upgrades through the controller.
 func TestApacheBrokersOnKraftd(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
 		at := stamp(t)

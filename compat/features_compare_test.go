@@ -44,6 +44,7 @@ var upgradeTypeNames = map[int8]string{1: "upgrade", 2: "safe downgrade", 3: "un
 //
 // make test runs the oldest and the newest line; make matrix every line.
 func TestFeaturesMatchApache(t *testing.T) {
+	t.Parallel()
 	lines := []string{Lines[0], Lines[len(Lines)-1]}
 	if matrixBuild {
 		lines = Lines

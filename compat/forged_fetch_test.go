@@ -22,6 +22,7 @@ import (
 // connect, and which principal may claim a replica id is the authorizer's
 // (issue 15), on kraftd as on Apache's controllers without an authorizer.
 func TestForgedFetchRefusedByMutualTLS(t *testing.T) {
+	t.Parallel()
 	k := NewTestPKI(t)
 	props := k.ServerProps("required")
 	// The leader must not resign while its followers are paused.

@@ -42,6 +42,7 @@ var requiredKeys = []int16{
 //
 //	go test ./compat -run TestCaptureApacheFrames -capture -count=1
 func TestCaptureApacheFrames(t *testing.T) {
+	t.Parallel()
 	if !*captureFlag {
 		t.Skip("captures testdata/frames only with -capture")
 	}

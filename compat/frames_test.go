@@ -19,6 +19,7 @@ import (
 // that a peer decoding what kraftd writes reads exactly what Apache would
 // have sent. No JVM is needed.
 func TestApacheFrames(t *testing.T) {
+	t.Parallel()
 	reqs, err := filepath.Glob(filepath.Join(framesDir, "*", "*-request.bin"))
 	if err != nil {
 		t.Fatal(err)

@@ -50,6 +50,7 @@ var writesBootstrapCheckpoint = map[string]bool{"4.1.2": true, "4.4.0": false}
 //
 //	go test ./compat -run TestApacheGoldenCapture -capture
 func TestApacheGoldenCapture(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 1)
 		n := NewApacheController(t, ApacheOptions{Version: v, NodeID: 1})
@@ -114,6 +115,7 @@ func TestApacheGoldenCapture(t *testing.T) {
 
 // The committed captures are present and well formed. This needs no JVM.
 func TestGoldenTestdata(t *testing.T) {
+	t.Parallel()
 	for _, v := range Versions {
 		t.Run(v, func(t *testing.T) {
 			dir := filepath.Join("testdata", "apache-"+v)

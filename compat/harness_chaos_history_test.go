@@ -12,6 +12,7 @@ import (
 // TestWriteHistoryCatches feeds the chaos check histories and logs that are
 // wrong in each way it must notice, and one that is right.
 func TestWriteHistoryCatches(t *testing.T) {
+	t.Parallel()
 	id := [16]byte{1, 2, 3}
 	idString := uuid.UUID(id).String()
 	logWith := func(node int32, topics map[string]string, brokers map[int32][]int64) NodeLog {

@@ -23,6 +23,7 @@ import (
 //     the directory out of the registration, while the partitions in the
 //     first directory keep their leader.
 func TestJBODBrokerAssignsReplicaDirectories(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 1)
 		ctl := newKraftdStaticQuorum(t, 1)[0]

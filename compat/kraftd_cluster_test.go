@@ -88,6 +88,7 @@ func nodeByID(nodes []*kraftdNode, id int32) *kraftdNode {
 // committed; the killed node comes back as a follower and catches up; a
 // graceful stop of the leader hands over through EndQuorumEpoch.
 func TestKraftdThreeNodeQuorum(t *testing.T) {
+	t.Parallel()
 	nodes := newKraftdStaticQuorum(t, 3)
 	// These processes run under the race detector: a data race in the
 	// node, the server or the peer client fails the test (checked below).

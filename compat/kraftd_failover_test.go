@@ -14,6 +14,7 @@ import (
 // need not wait out the fetch timeout. The kill-to-commit times are logged,
 // not asserted on: a loaded machine may take longer.
 func TestKraftdFailoverAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	nodes := newKraftdStaticQuorum(t, 3)
 	for _, n := range nodes {
 		n.start(t)

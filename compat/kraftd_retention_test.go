@@ -17,6 +17,7 @@ import (
 // with "controller.quorum.voters: is empty and the directory holds no
 // initial voter set").
 func TestKraftdStandaloneRestartAfterRetention(t *testing.T) {
+	t.Parallel()
 	port := FreePorts(t, 1)[0]
 	dir := filepath.Join(t.TempDir(), "metadata")
 	conf := WriteKraftdConfig(t, 1, Addr(port), dir, map[string]string{

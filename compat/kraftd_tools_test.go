@@ -27,6 +27,7 @@ func dumpLogClass(version string) string {
 // node, queries it with Apache's own tools, then reads the files it wrote
 // with kafka-dump-log and (where the release ships it) the metadata shell.
 func TestKraftdStandaloneWithApacheTools(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 1)
 		port := FreePorts(t, 1)[0]

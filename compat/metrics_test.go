@@ -227,6 +227,7 @@ func familyValue(f *dto.MetricFamily) float64 {
 // a partition's only replica is down (prometheus_test.go,
 // metrics_offline_test.go).
 func TestKraftdMetricsAndReadiness(t *testing.T) {
+	t.Parallel()
 	nodes := newMetricsQuorum(t)
 	prom := startQuorumPrometheus(t, nodes)
 	waitReady(t, nodes, 60*time.Second)

@@ -14,6 +14,7 @@ import (
 // then removed again with remove-controller. Apache leader adding kraftd,
 // kraftd leader adding Apache, and kraftd leader adding kraftd.
 func TestMixedDynamicAddRemoveController(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 2)
 		for _, kinds := range [][2]string{{KindApache, KindKraftd}, {KindKraftd, KindApache}, {KindKraftd, KindKraftd}} {

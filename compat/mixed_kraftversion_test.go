@@ -19,6 +19,7 @@ import (
 // id, and remove-controller / add-controller work on it. make test runs
 // one cluster per Apache version (kraftVersionLeaders).
 func TestMixedKRaftVersionUpgrade(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		// Each case has at most two Apache controllers; they run one
 		// after the other.

@@ -28,6 +28,7 @@ var snapshotApacheProps = map[string]string{
 // same voter after it was down while the leader's log start moved past its
 // log end. TestMixedSnapshotFromKraftdLeader checks the reverse direction.
 func TestMixedSnapshotCatchUp(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 2)
 		at := stamp(t)
@@ -147,6 +148,7 @@ var snapshotKraftdProps = map[string]string{
 // leader's snapshot, first joining with an empty log, then after it was
 // down while the kraftd leader's log start moved past its log end.
 func TestMixedSnapshotFromKraftdLeader(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 1)
 		at := stamp(t)

@@ -19,6 +19,7 @@ const maxFailovers = 8
 
 // One kraftd and two Apache controllers in a static quorum.
 func TestMixedStaticOneKraftd(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3) // two controllers and the tools
 		runMixedFailover(t, v, []string{KindKraftd, KindApache, KindApache})
@@ -27,6 +28,7 @@ func TestMixedStaticOneKraftd(t *testing.T) {
 
 // Two kraftd and one Apache controller in a static quorum.
 func TestMixedStaticTwoKraftd(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 2) // one controller and the tools
 		runMixedFailover(t, v, []string{KindKraftd, KindKraftd, KindApache})

@@ -22,6 +22,7 @@ import (
 // kafka-metadata-quorum 4.1.2 and 4.4.0 describe them with the README's
 // client.properties, and again after the keystore is rotated on disk.
 func TestReadmeSecureExample(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(RepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,7 @@ const (
 // in the brokers' metadata, so that the JVM tools run only for what is
 // checked of them.
 func TestReassignAndElectOnKraftd(t *testing.T) {
+	t.Parallel()
 	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
 		ReserveJVMs(t, 3)
 		at := stamp(t)

@@ -20,6 +20,7 @@ import (
 // created afterwards shows the new leader serving the brokers, and nothing
 // acknowledged is lost.
 func TestQuorumReconfigurationWithBrokers(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 5) // two brokers, up to two Apache controllers, a tool
 		for _, first := range []string{KindKraftd, KindApache} {
@@ -132,6 +133,7 @@ func MemberIDs(members ...*MixedMember) []int32 {
 // acknowledgement. Nothing acknowledged is lost and every step leaves the
 // brokers serving.
 func TestRollingReplacement(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 6) // three Apache controllers, two brokers, a tool
 		at := stamp(t)

@@ -22,6 +22,7 @@ func dynamicSmokeLines() []string {
 // remove-controller, and a kraftd leader does the same with an Apache
 // joiner (runMixedAddRemove).
 func TestReleaseLineDynamicQuorum(t *testing.T) {
+	t.Parallel()
 	for _, v := range dynamicSmokeLines() {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()

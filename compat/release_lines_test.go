@@ -42,6 +42,7 @@ func smokeLines() []string {
 // that a cluster formatted at their default level takes a kraftd
 // controller.
 func TestReleaseLineSmoke(t *testing.T) {
+	t.Parallel()
 	for _, v := range smokeLines() {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()

@@ -43,6 +43,7 @@ var oldestLine, newestLine = Lines[0], Lines[len(Lines)-1]
 // then the kraftd quorum is handed to three Apache 4.4 controllers one at
 // a time, each reusing kraftd's directory.
 func TestRollingUpgradeFromOldestLine(t *testing.T) {
+	t.Parallel()
 	KafkaCache(t, oldestLine)
 	KafkaCache(t, newestLine)
 	ReserveJVMs(t, JVMBudget)
@@ -101,6 +102,7 @@ func TestRollingUpgradeFromOldestLine(t *testing.T) {
 // with two 4.4 brokers, handed to Apache 4.4 controllers one node at a
 // time on kraftd's directories, and back to kraftd.
 func TestRollingHandoverKraftdToNewestLine(t *testing.T) {
+	t.Parallel()
 	KafkaCache(t, newestLine)
 	ReserveJVMs(t, JVMBudget)
 	at := stamp(t)

@@ -16,6 +16,7 @@ import (
 // the quorum with a SASL client.properties; a wrong password is refused
 // and logged.
 func TestKraftdQuorumOverSASLPlain(t *testing.T) {
+	t.Parallel()
 	s := NewPlainSASL()
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd}, Props: s.ServerProps()})
 	s.UseFor(t, MixedAddrs(members...)...)
@@ -64,6 +65,7 @@ func TestKraftdQuorumOverSASLPlain(t *testing.T) {
 // each side authenticates to the other, and leadership passes from one
 // implementation to the other and back.
 func TestMixedQuorumOverSASLPlain(t *testing.T) {
+	t.Parallel()
 	forVersions(t, runMixedOverSASLPlain)
 }
 
@@ -117,6 +119,7 @@ func passLeadershipBothWays(t *testing.T, members []*MixedMember, protocol strin
 // Three kraftd controllers over SASL_SSL with PLAIN: TLS first, then SASL,
 // between the controllers and for kafka-metadata-quorum.
 func TestKraftdQuorumOverSASLSSL(t *testing.T) {
+	t.Parallel()
 	k := NewTestPKI(t)
 	s := NewPlainSASL()
 	props := k.ServerProps("none")

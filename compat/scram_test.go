@@ -29,6 +29,7 @@ import (
 // unfenced and traffic goes on, nothing acknowledged lost. A wrong
 // password is refused.
 func TestKraftdQuorumOverSASLSSLScram(t *testing.T) {
+	t.Parallel()
 	s := NewScramSASL(t)
 	props := s.ServerProps()
 	// Sessions last 10 s (KIP-368): the controllers' peer clients and the
@@ -168,6 +169,7 @@ func startScramBrokers(t *testing.T, s *ScramSASL, members []*MixedMember, clust
 // UserScramCredentialRecords after the feature levels: 4.1.2 into
 // bootstrap.checkpoint (as kraftd does), 4.4.0 into the bootstrap snapshot.
 func TestFormatAddScramMatchesApache(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 1)
 		args := []string{
@@ -239,6 +241,7 @@ func describeScram(r *metadata.UserScramCredentialRecord) string {
 // or Apache leader wrote from the bootstrap records, and kraftd those an
 // Apache leader wrote. Leadership passes both ways.
 func TestMixedQuorumOverSASLSSLScram(t *testing.T) {
+	t.Parallel()
 	forVersions(t, func(t *testing.T, version string) {
 		ReserveJVMs(t, 3)
 		s := NewScramSASL(t)

@@ -28,6 +28,7 @@ func leaderBatches(t testing.TB) (created, moved []byte) {
 }
 
 func TestLeaderTrackerSeesLeadershipLeave(t *testing.T) {
+	t.Parallel()
 	created, moved := leaderBatches(t)
 	tr := NewLeaderTracker()
 	tr.apply(created, 1)

@@ -16,6 +16,7 @@ import (
 // Apache's kafka-metadata-quorum describes the quorum over SSL with a
 // client certificate; a plaintext client is refused.
 func TestKraftdQuorumOverMutualTLS(t *testing.T) {
+	t.Parallel()
 	k := NewTestPKI(t)
 	members, clusterID := NewMixedStaticQuorum(t, MixedOptions{Kinds: []string{KindKraftd, KindKraftd, KindKraftd},
 		Props: k.ServerProps("required"), KraftdProps: k.KraftdProps()})
@@ -75,6 +76,7 @@ func TestKraftdQuorumOverMutualTLS(t *testing.T) {
 // One kraftd and two Apache controllers over SSL with mutual TLS:
 // leadership passes from one implementation to the other and back.
 func TestMixedQuorumOverMutualTLS(t *testing.T) {
+	t.Parallel()
 	forVersions(t, runMixedOverTLS)
 }
 
