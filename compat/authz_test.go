@@ -55,7 +55,7 @@ const authzSuperUsers = "User:controller;User:broker;User:admin;User:ANONYMOUS"
 //     her UnregisterBroker past its authorizer again.
 func TestAuthorizerWithApacheBrokers(t *testing.T) {
 	t.Parallel()
-	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
+	forVersions(t, func(t *testing.T, v string) {
 		ReserveJVMs(t, 3) // the Apache controller, the broker, kafka-acls
 		at := stamp(t)
 		s := NewScramSASL(t)
