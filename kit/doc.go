@@ -30,7 +30,8 @@
 // Each node has one PLAINTEXT listener (brokers) or CONTROLLER listener
 // (controllers) on 127.0.0.1, or with Spec.TLS an SSL one and a
 // CONTROLLER listener over TLS, with certificates the kit makes (TLSConfig,
-// CAFile); the quorum is a static voter set; brokers
+// CAFile); with Spec.SASL every listener also asks for SASL, as one user,
+// SASLUser (SASLMechanism, ClientProperties); the quorum is a static voter set; brokers
 // replicate internal topics up to three ways and have a 512 MiB heap.
 // A Spec with a Dir keeps the cluster there (data, configuration, logs and
 // a cluster.json state file with its ports and PIDs), and a later Start on

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kraftd/kraftd/kit"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
 // A mixed quorum (two kraftd controllers, one Apache 4.4.0 controller) and
@@ -112,37 +113,69 @@ func stateOf(t *testing.T, pid int) string {
 	return "not T"
 }
 
-// With TLS, a kraftd and an Apache controller reach each other and the
-// broker reaches them over TLS with the kit's certificates; a client that
-// trusts the kit's CA produces, one that speaks plaintext is not served.
+// With TLS and SASL PLAIN, a kraftd and an Apache controller reach each
+// other and the broker reaches them over SASL_SSL with the kit's
+// certificates and user; a client that trusts the kit's CA and logs in
+// produces, one that speaks plaintext or does not log in is not served.
 func TestTLSCluster(t *testing.T) {
-	c := kit.StartT(t, kit.Spec{Brokers: 1, KraftdControllers: 1, ApacheControllers: 1, Kafka: "4.4.0", TLS: true})
+	c := kit.StartT(t, kit.Spec{Brokers: 1, KraftdControllers: 1, ApacheControllers: 1, Kafka: "4.4.0", TLS: true, SASL: kit.SASLPlain})
 	if c.TLSConfig() == nil || c.CAFile() == "" {
 		t.Fatal("a TLS cluster without a client TLS configuration or CA file")
 	}
 	if _, err := os.Stat(c.CAFile()); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Bootstrap()...), kgo.DialTLSConfig(c.TLSConfig()))
+	if got := c.ClientProperties()["security.protocol"]; got != "SASL_SSL" {
+		t.Errorf("client security.protocol %q, want SASL_SSL", got)
+	}
+	produceWith(t, c, "over SASL_SSL", kgo.DialTLSConfig(c.TLSConfig()), kgo.SASL(c.SASLMechanism()))
+	for _, addr := range append(c.Bootstrap(), c.Controllers()[0].Addr(), c.Controllers()[1].Addr()) {
+		refused(t, addr, "a plaintext client")
+		refused(t, addr, "a TLS client that does not log in", kgo.DialTLSConfig(c.TLSConfig()))
+	}
+}
+
+// With SCRAM-SHA-256 on the brokers' listener (SASL_PLAINTEXT), the
+// credential formatted into the metadata lets a client in from the start;
+// a wrong password is refused.
+func TestSCRAMCluster(t *testing.T) {
+	c := kit.StartT(t, kit.Spec{Brokers: 1, KraftdControllers: 1, ApacheControllers: 1, Kafka: "4.4.0", SASL: kit.SASLScramSHA256})
+	mechanism, password := c.SASL()
+	if mechanism != kit.SASLScramSHA256 || len(password) < 20 {
+		t.Fatalf("SASL() = %q and a password of %d characters", mechanism, len(password))
+	}
+	produceWith(t, c, "over SCRAM", kgo.SASL(c.SASLMechanism()))
+	wrong := scram.Auth{User: kit.SASLUser, Pass: password + "x"}.AsSha256Mechanism()
+	refused(t, c.Bootstrap()[0], "a wrong password", kgo.SASL(wrong))
+	refused(t, c.Controllers()[0].Addr(), "a client that does not log in")
+}
+
+// produceWith produces one record to kit.ReadyTopic with a client of opts.
+func produceWith(t *testing.T, c *kit.Cluster, value string, opts ...kgo.Opt) {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Bootstrap()...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: kit.ReadyTopic, Value: []byte("over TLS")}).FirstErr(); err != nil {
-		t.Fatalf("produce over TLS: %v", err)
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: kit.ReadyTopic, Value: []byte(value)}).FirstErr(); err != nil {
+		t.Fatalf("produce %q: %v", value, err)
 	}
-	for _, addr := range append(c.Bootstrap(), c.Controllers()[0].Addr(), c.Controllers()[1].Addr()) {
-		plain, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		short, stop := context.WithTimeout(ctx, 10*time.Second)
-		if err := plain.Ping(short); err == nil {
-			t.Errorf("%s answered a plaintext client", addr)
-		}
-		stop()
-		plain.Close()
+}
+
+// refused checks that addr does not answer a client of opts.
+func refused(t *testing.T, addr, who string, opts ...kgo.Opt) {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.RequestRetries(0)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err == nil {
+		t.Errorf("%s answered %s", addr, who)
 	}
 }

@@ -36,6 +36,8 @@ type Layout struct {
 	ClusterID     string       `json:"cluster_id"`
 	Kafka         string       `json:"kafka"`
 	TLS           bool         `json:"tls,omitempty"`
+	SASL          string       `json:"sasl,omitempty"` // the brokers' mechanism
+	SASLPassword  string       `json:"sasl_password,omitempty"`
 	Nodes         []NodeLayout `json:"nodes"`
 	// SupervisorPID is the program running the cluster, while it runs
 	// (`kraftd cluster up`); 0 when none is.
@@ -52,7 +54,10 @@ type NodeLayout struct {
 
 // newLayout gives every node of spec a free loopback port.
 func newLayout(spec Spec) (*Layout, error) {
-	l := &Layout{FormatVersion: layoutVersion, ClusterID: newUUID(), Kafka: spec.Kafka, TLS: spec.TLS}
+	l := &Layout{FormatVersion: layoutVersion, ClusterID: newUUID(), Kafka: spec.Kafka, TLS: spec.TLS, SASL: spec.SASL}
+	if spec.SASL != "" {
+		l.SASLPassword = newSASLPassword()
+	}
 	id := int32(1)
 	for i := 0; i < spec.KraftdControllers+spec.ApacheControllers; i++ {
 		role := RoleKraftdController
@@ -90,6 +95,9 @@ func (l *Layout) matches(spec Spec) error {
 	if l.TLS != spec.TLS {
 		return fmt.Errorf("kit: the directory holds a cluster with TLS %v; asked for TLS %v: use another directory", l.TLS, spec.TLS)
 	}
+	if l.SASL != spec.SASL {
+		return fmt.Errorf("kit: the directory holds a cluster with SASL %q; asked for SASL %q: use another directory", l.SASL, spec.SASL)
+	}
 	return nil
 }
 
@@ -118,6 +126,12 @@ func parseLayout(b []byte) (*Layout, error) {
 	}
 	if len(l.ClusterID) != 22 {
 		return nil, fmt.Errorf("kit: %s: cluster id %q is not a Kafka Uuid", stateFile, l.ClusterID)
+	}
+	if err := checkSASLMechanism(l.SASL); err != nil {
+		return nil, fmt.Errorf("kit: %s: %w", stateFile, err)
+	}
+	if (l.SASL != "") != (l.SASLPassword != "") {
+		return nil, fmt.Errorf("kit: %s: SASL %q with a password of %d characters", stateFile, l.SASL, len(l.SASLPassword))
 	}
 	if len(l.Nodes) == 0 || len(l.Nodes) > maxNodes+maxControllers {
 		return nil, fmt.Errorf("kit: %s: %d nodes", stateFile, len(l.Nodes))
@@ -148,14 +162,15 @@ func parseLayout(b []byte) (*Layout, error) {
 	return &l, nil
 }
 
-// writeLayout replaces the state file atomically (temporary file, rename).
+// writeLayout replaces the state file atomically (temporary file, rename),
+// readable by its owner only: it may hold the SASL password.
 func writeLayout(dir string, l *Layout) error {
 	b, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
 		return fmt.Errorf("kit: %w", err)
 	}
 	tmp := filepath.Join(dir, stateFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("kit: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, stateFile)); err != nil {

@@ -27,6 +27,8 @@ func TestParseLayout(t *testing.T) {
 		{`"role":"broker"`, `"role":"kraftd-controller"`, "0 brokers"},
 		{`"role":"broker"`, `"role":"zookeeper"`, `role "zookeeper"`},
 		{`"pid":10`, `"pid":-1`, "pid -1"},
+		{`"kafka":"4.4.0"`, `"kafka":"4.4.0","sasl":"GSSAPI","sasl_password":"p"`, `SASL mechanism "GSSAPI"`},
+		{`"kafka":"4.4.0"`, `"kafka":"4.4.0","sasl":"PLAIN"`, "a password of 0 characters"},
 		{`}],`, `}`, "kit: cluster.json"},
 	} {
 		_, err := parseLayout([]byte(strings.Replace(goodLayout, bad.from, bad.to, 1)))

@@ -69,10 +69,7 @@ func (n *Node) isController() bool { return n.Role != RoleBroker }
 func (c *Cluster) nodeConfig(n *Node) map[string]string {
 	// The security protocol of the CONTROLLER listener and the brokers'
 	// one, whose name is its protocol's.
-	protocol := "PLAINTEXT"
-	if c.spec.TLS {
-		protocol = "SSL"
-	}
+	protocol := c.brokerProtocol()
 	props := map[string]string{
 		"node.id":                        fmt.Sprint(n.ID),
 		"controller.listener.names":      "CONTROLLER",
@@ -82,6 +79,7 @@ func (c *Cluster) nodeConfig(n *Node) map[string]string {
 	if c.spec.TLS {
 		maps.Copy(props, c.tlsProps())
 	}
+	maps.Copy(props, c.saslProps(n))
 	data := filepath.Join(n.Dir, "data")
 	if n.isController() {
 		props["process.roles"] = "controller"
@@ -127,10 +125,11 @@ func (c *Cluster) prepare(ctx context.Context, n *Node) error {
 	line, _ := releaseLine(c.spec.Kafka)
 	switch n.Role {
 	case RoleKraftdController:
-		format = []string{c.kraftd, "format", "--config", conf, "--cluster-id", c.layout.ClusterID, "--release-version", line}
+		format = append([]string{c.kraftd, "format", "--config", conf, "--cluster-id", c.layout.ClusterID, "--release-version", line}, c.scramFormatArgs()...)
 		run = []string{c.kraftd, "--log-format", "console", "start", "--config", conf}
 	case RoleApacheController:
-		format, err = javaArgv(c.kafkaDir, n.Dir, mainStorageTool, "format", "-c", conf, "-t", c.layout.ClusterID, "--release-version", line)
+		format, err = javaArgv(c.kafkaDir, n.Dir, mainStorageTool,
+			append([]string{"format", "-c", conf, "-t", c.layout.ClusterID, "--release-version", line}, c.scramFormatArgs()...)...)
 		if err == nil {
 			run, err = javaArgv(c.kafkaDir, n.Dir, mainKafka, conf)
 		}

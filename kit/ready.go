@@ -25,6 +25,9 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 	if cfg := c.TLSConfig(); cfg != nil {
 		opts = append(opts, kgo.DialTLSConfig(cfg))
 	}
+	if m := c.SASLMechanism(); m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return fmt.Errorf("kit: %w", err)

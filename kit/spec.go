@@ -35,6 +35,16 @@ type Spec struct {
 	// with the Dir); a Go client dials with Cluster.TLSConfig, an Apache
 	// client trusts Cluster.CAFile (ssl.truststore.type=PEM).
 	TLS bool
+	// SASL, if not "", makes every listener ask for SASL authentication
+	// (SASL_PLAINTEXT, or SASL_SSL with TLS): the brokers' listener with
+	// this mechanism, SASLPlain, SASLScramSHA256 or SASLScramSHA512, and
+	// the controllers' CONTROLLER listeners with PLAIN. One user,
+	// SASLUser, with a password the kit makes on the cluster's first run
+	// and keeps in Dir (Cluster.SASL); a SCRAM credential is formatted into
+	// the metadata, so it works from the first broker's start. A Go client
+	// authenticates with Cluster.SASLMechanism, an Apache client with
+	// Cluster.ClientProperties.
+	SASL string
 	// Dir keeps the cluster's data, configuration and logs. A Dir holding a
 	// cluster from an earlier run is started again with its data, ports and
 	// cluster id (the Spec must describe the same nodes). "" means a new
@@ -78,7 +88,7 @@ func (s Spec) withDefaults() (Spec, error) {
 	if _, err := releaseLine(s.Kafka); err != nil {
 		return s, err
 	}
-	return s, nil
+	return s, checkSASLMechanism(s.SASL)
 }
 
 // maxNodes and maxControllers bound a Spec: a kit cluster runs on one

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -37,6 +38,7 @@ func clusterCommand() *cli.Command {
 					&cli.IntFlag{Name: "apache-controllers", Usage: "Apache Kafka controllers in the same quorum, after kraftd's"},
 					&cli.StringSliceFlag{Name: "broker-config", Usage: "key=value added to every broker's server.properties (repeatable)"},
 					&cli.BoolFlag{Name: "tls", Usage: "every listener speaks TLS, with a CA and certificate the kit makes (clients trust the printed CA file)"},
+					&cli.StringFlag{Name: "sasl", Usage: "every listener asks for SASL: the brokers' with this mechanism (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512), the controllers' with PLAIN; one user, kit, whose password is printed"},
 					dataFlag,
 					&cli.BoolFlag{Name: "detach", Usage: "start in the background and return once ready (needs --data); stop with `kraftd cluster down`"},
 				},
@@ -80,8 +82,8 @@ func runClusterUp(c *cli.Context) error {
 	fmt.Printf("%s%s\n", readyBanner, cluster.BootstrapServers())
 	fmt.Printf("controllers: %s (controller.quorum.voters=%s)\n", cluster.ControllerEndpoints(), cluster.ControllerQuorumVoters())
 	fmt.Printf("cluster id: %s, Apache Kafka %s, data in %s\n", cluster.ClusterID(), cluster.Kafka(), cluster.Dir())
-	if ca := cluster.CAFile(); ca != "" {
-		fmt.Printf("TLS: security.protocol=SSL ssl.truststore.type=PEM ssl.truststore.location=%s\n", ca)
+	if cluster.CAFile() != "" || cluster.SASLMechanism() != nil {
+		fmt.Printf("client properties: %s\n", formatClientProperties(cluster.ClientProperties()))
 	}
 	fmt.Println("Ctrl-C stops the cluster.")
 	watchCluster(ctx, cluster)
@@ -98,7 +100,7 @@ func clusterSpec(c *cli.Context) (kit.Spec, error) {
 	}
 	spec := kit.Spec{
 		Brokers: c.Int("brokers"), KraftdControllers: c.Int("controllers"), ApacheControllers: c.Int("apache-controllers"),
-		Kafka: c.String("kafka"), Dir: c.String("data"), KraftdBinary: self, TLS: c.Bool("tls"),
+		Kafka: c.String("kafka"), Dir: c.String("data"), KraftdBinary: self, TLS: c.Bool("tls"), SASL: c.String("sasl"),
 		Logf: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) },
 	}
 	if spec.Brokers < 1 {
@@ -118,6 +120,16 @@ func clusterSpec(c *cli.Context) (kit.Spec, error) {
 		spec.BrokerConfig[k] = v
 	}
 	return spec, nil
+}
+
+// formatClientProperties is an Apache client's properties on one line,
+// sorted, as a user pastes them into a --command-config file.
+func formatClientProperties(props map[string]string) string {
+	var kv []string
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		kv = append(kv, k+"="+props[k])
+	}
+	return strings.Join(kv, " ")
 }
 
 // watchCluster prints a status line whenever it changes, until ctx is done.

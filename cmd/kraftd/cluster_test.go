@@ -146,3 +146,12 @@ func checkGone(t *testing.T, l *kit.Layout) {
 		}
 	}
 }
+
+// `cluster up --sasl` with a mechanism the kit does not set up is refused
+// before anything starts, naming the ones it does.
+func TestClusterUpRefusesUnknownSASL(t *testing.T) {
+	out, code := run(t, kraftdBinary(t), "cluster", "up", "--sasl", "GSSAPI", "--data", t.TempDir())
+	if code == 0 || !strings.Contains(out, `SASL mechanism "GSSAPI"`) || !strings.Contains(out, "SCRAM-SHA-512") {
+		t.Fatalf("cluster up --sasl GSSAPI: exit %d\n%s", code, out)
+	}
+}
