@@ -102,7 +102,7 @@ type Node struct {
 	core *quorum.Node
 	sm   StateMachine
 
-	waiters     map[uint64]func(kmsg.Response)
+	waiters     map[uint64]waiter
 	nextInbound uint64
 	hw          int64
 	soft        quorum.SoftState
@@ -148,7 +148,7 @@ type Node struct {
 func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (*Node, error) {
 	n := &Node{
 		cfg: cfg, env: env, log: log, disk: disk, sm: sm,
-		waiters: map[uint64]func(kmsg.Response){}, hw: -1, activated: -1, caughtUp: make(chan struct{}),
+		waiters: map[uint64]waiter{}, hw: -1, activated: -1, caughtUp: make(chan struct{}),
 	}
 	began := env.Clock.Now()
 	noOp := metadata.EncodeValue(&metadata.NoOpRecord{})
@@ -270,15 +270,26 @@ func (n *Node) Tick() {
 // Inbound steps a KRaft request from a client or peer; reply gets the
 // answer, or nil if the node stops first. reply must not block.
 func (n *Node) Inbound(req kmsg.Request, reply func(kmsg.Response)) {
+	n.inbound(req, waiter{reply: reply})
+}
+
+// waiter is who waits for the answer to an inbound request; one that
+// streams takes a FetchSnapshot chunk as a SnapshotChunk, bytes unread.
+type waiter struct {
+	reply  func(kmsg.Response)
+	stream bool
+}
+
+func (n *Node) inbound(req kmsg.Request, w waiter) {
 	if n.fatal != nil {
-		reply(nil)
+		w.reply(nil)
 		return
 	}
 	if req.Key() == 54 {
 		n.log.Info().Msg("received EndQuorumEpoch: the leader is resigning")
 	}
 	n.nextInbound++
-	n.waiters[n.nextInbound] = reply
+	n.waiters[n.nextInbound] = w
 	n.stepCore(quorum.Message{From: -1, To: n.cfg.NodeID, ReqID: n.nextInbound, Request: req})
 }
 
@@ -369,9 +380,9 @@ func (n *Node) Close(err error) error {
 
 func (n *Node) failAll(err error) {
 	n.failHeld(err)
-	for id, reply := range n.waiters {
+	for id, w := range n.waiters {
 		delete(n.waiters, id)
-		reply(nil)
+		w.reply(nil)
 	}
 	for _, w := range n.commitWaits {
 		w.done(w.first, err)

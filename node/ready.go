@@ -172,9 +172,9 @@ func (n *Node) writeSnapshotChunk(c *quorum.SnapshotChunk) error {
 func (n *Node) sendAll(msgs []quorum.Message) {
 	for _, m := range msgs {
 		if m.Response != nil {
-			if reply, ok := n.waiters[m.ReqID]; ok {
+			if w, ok := n.waiters[m.ReqID]; ok {
 				delete(n.waiters, m.ReqID)
-				reply(m.Response)
+				w.reply(n.snapshotAnswer(m, w.stream))
 			}
 			continue
 		}

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -141,7 +142,7 @@ func (r *Runner) Run() error {
 func (r *Runner) handle(ev event) {
 	switch {
 	case ev.inbound != nil:
-		r.node.Inbound(ev.inbound, ev.reply)
+		r.node.inbound(ev.inbound, waiter{reply: ev.reply, stream: true})
 	case ev.peer != nil:
 		r.node.StepPeer(*ev.peer)
 	case ev.proposal != nil:
@@ -225,11 +226,29 @@ func (r *Runner) TryPropose(p *Proposal) bool {
 	}
 }
 
-// Raft hands a KRaft request to the core and waits for its answer.
+// Raft hands a KRaft request to the core and waits for its answer. A
+// FetchSnapshot chunk comes back as a *SnapshotChunk, which the caller
+// must Close.
 func (r *Runner) Raft(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	reply := make(chan kmsg.Response, 1)
+	// A caller gone before its answer came leaves an answer nobody
+	// closes; whichever side comes second closes it.
+	var abandoned atomic.Bool
+	drain := func() {
+		select {
+		case resp := <-reply:
+			closeAnswer(resp)
+		default:
+		}
+	}
+	answer := func(resp kmsg.Response) {
+		reply <- resp // the one answer: never blocks
+		if abandoned.Load() {
+			drain()
+		}
+	}
 	select {
-	case r.events <- event{inbound: req, reply: func(resp kmsg.Response) { reply <- resp }}:
+	case r.events <- event{inbound: req, reply: answer}:
 	case <-r.done:
 		return nil, ErrStopped
 	case <-ctx.Done():
@@ -242,6 +261,15 @@ func (r *Runner) Raft(ctx context.Context, req kmsg.Request) (kmsg.Response, err
 		}
 		return resp, nil
 	case <-ctx.Done():
+		abandoned.Store(true)
+		drain()
 		return nil, ctx.Err()
+	}
+}
+
+// closeAnswer releases what an answer holds open: a SnapshotChunk's file.
+func closeAnswer(resp kmsg.Response) {
+	if c, ok := resp.(*SnapshotChunk); ok {
+		c.Close()
 	}
 }

@@ -27,33 +27,42 @@ type snapshotDownload struct {
 }
 
 // serveFetchSnapshot answers a FetchSnapshot that passed the common checks
-// (checkFetchSnapshot) with a chunk of the latest snapshot.
-func (n *Node) serveFetchSnapshot(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
+// (checkFetchSnapshot) with a chunk of the latest snapshot: the answer
+// names the chunk (its Position, and the Message's SnapshotBytes) but holds
+// none of its bytes, which the shell sends from the snapshot file, outside
+// the core's loop (see Message.SnapshotBytes).
+func (n *Node) serveFetchSnapshot(m Message, req *kmsg.FetchSnapshotRequest) {
 	p := req.Topics[0].Partitions[0]
 	id := SnapshotID{EndOffset: p.SnapshotID.EndOffset, Epoch: p.SnapshotID.Epoch}
+	refuse := func(code int16) {
+		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, code)
+		n.respond(m, resp)
+	}
 	latest, ok := n.latestSnapshot()
 	if !ok || latest != id {
-		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
-		return resp
+		refuse(errSnapshotNotFound)
+		return
 	}
 	maxBytes := n.cfg.MaxFetchBytes
 	if req.MaxBytes > 0 {
 		maxBytes = min(maxBytes, int(req.MaxBytes))
 	}
-	data, size, err := n.log.ReadSnapshot(id, p.Position, maxBytes)
+	// Zero bytes asked: only the size, which costs no read.
+	_, size, err := n.log.ReadSnapshot(id, 0, 0)
 	if err != nil {
-		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errSnapshotNotFound)
-		return resp
+		refuse(errSnapshotNotFound)
+		return
 	}
 	if p.Position < 0 || p.Position >= size {
-		resp, _ := n.fetchSnapshotResponse(req.Version, errNone, errPositionOutOfRange)
-		return resp
+		refuse(errPositionOutOfRange)
+		return
 	}
 	n.lead.progress.heardFrom(req.ReplicaID, slices.Contains(n.voters, req.ReplicaID), n.now)
 	resp, rp := n.fetchSnapshotResponse(req.Version, errNone, errNone)
 	rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.EndOffset, id.Epoch
-	rp.Size, rp.Position, rp.Bytes = size, p.Position, data
-	return resp
+	rp.Size, rp.Position = size, p.Position
+	n.msgs = append(n.msgs, Message{From: n.id, To: m.From, ReqID: m.ReqID, Response: resp,
+		SnapshotBytes: min(int64(maxBytes), size-p.Position)})
 }
 
 // takeSnapshotChunk is a follower's step for its leader's FetchSnapshot

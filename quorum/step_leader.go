@@ -14,7 +14,7 @@ func stepLeader(n *Node, m Message, out outRequest) {
 	case *kmsg.FetchRequest:
 		n.serveFetch(m, req)
 	case *kmsg.FetchSnapshotRequest:
-		n.respond(m, n.serveFetchSnapshot(req))
+		n.serveFetchSnapshot(m, req)
 	case *kmsg.DescribeQuorumRequest:
 		n.respond(m, n.describeQuorum(req))
 	case *kmsg.AddRaftVoterRequest:

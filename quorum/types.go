@@ -89,7 +89,8 @@ type Log interface {
 	// sent to a snapshot and which epoch answers below the log start.
 	EarliestSnapshot() (SnapshotID, bool)
 	// ReadSnapshot returns up to maxBytes of snapshot id from byte pos, and
-	// the snapshot's total size.
+	// the snapshot's total size (with maxBytes 0, only the size, read from
+	// the file's metadata).
 	ReadSnapshot(id SnapshotID, pos int64, maxBytes int) (data []byte, size int64, err error)
 }
 
@@ -166,6 +167,12 @@ type Message struct {
 	// the shell knows of yet (the ApiVersions a leader sends a voter being
 	// added); the shell sends the request there.
 	Endpoint *Endpoint
+	// SnapshotBytes, on a FetchSnapshotResponse without an error, is how
+	// many bytes of the snapshot it names, from its Position, the shell
+	// puts in its UnalignedRecords before the answer leaves: the core never
+	// reads snapshot data into an answer, so a hundred observers
+	// downloading a large snapshot cost its loop no reads and no memory.
+	SnapshotBytes int64
 }
 
 // SnapshotChunk is a piece of a snapshot being downloaded from the leader.

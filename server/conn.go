@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -236,5 +237,13 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 		return
 	}
 	out.SetVersion(req.Header.Version)
+	if chunk, ok := out.(*node.SnapshotChunk); ok {
+		if p.frame, p.tail, err = chunkFrame(req.Header, chunk); err != nil {
+			withHeader(log.Error(), req.Header).Err(err).Msg("closing connection")
+			chunk.Close()
+			p.close = true
+		}
+		return
+	}
 	p.frame = protocol.AppendResponse(nil, req.Header, out)
 }

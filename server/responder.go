@@ -55,8 +55,9 @@ func responseReserve(req kmsg.Request) int64 {
 type pending struct {
 	reserve  int64 // owed bytes reserved when admitted, until finished
 	frame    []byte
-	close    bool // close the connection instead of answering
-	finished bool // set under responder.mu
+	tail     *chunkTail // written after frame, if not nil
+	close    bool       // close the connection instead of answering
+	finished bool       // set under responder.mu
 }
 
 // responder writes a connection's responses in request order. Whichever
@@ -64,10 +65,11 @@ type pending struct {
 // finished response queued behind it, itself: no writer goroutine has to
 // wake up between a handler and the socket.
 type responder struct {
-	conn        net.Conn
-	cancel      context.CancelFunc
-	maxInFlight int
-	maxOwed     int64
+	conn         net.Conn
+	cancel       context.CancelFunc
+	maxInFlight  int
+	maxOwed      int64
+	writeTimeout time.Duration
 
 	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
 	w       *bufio.Writer
@@ -84,7 +86,7 @@ type responder struct {
 }
 
 func newResponder(c net.Conn, cancel context.CancelFunc, maxInFlight int, writeTimeout time.Duration) *responder {
-	r := &responder{conn: c, cancel: cancel, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn,
+	r := &responder{conn: c, cancel: cancel, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn, writeTimeout: writeTimeout,
 		w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, 64*1024)}
 	r.space = sync.NewCond(&r.mu)
 	return r
@@ -168,6 +170,10 @@ func (r *responder) finish(p *pending) {
 	for _, q := range ready {
 		r.owed -= int64(len(q.frame))
 		q.frame = nil
+		if q.tail != nil {
+			q.tail.chunk.Close()
+			q.tail = nil
+		}
 	}
 	r.space.Broadcast()
 	r.mu.Unlock()
@@ -185,10 +191,24 @@ func (r *responder) write(ready []*pending) {
 			r.kill()
 			return
 		}
+		if q.tail != nil && !r.writeTail(q.tail) {
+			r.kill()
+			return
+		}
 	}
 	if r.w.Flush() != nil {
 		r.kill()
 	}
+}
+
+// writeTail writes a chunk answer's tail: what is buffered, the chunk
+// straight to the connection, then the end of the encoding.
+func (r *responder) writeTail(t *chunkTail) bool {
+	if r.w.Flush() != nil || t.send(r.conn, r.writeTimeout) != nil {
+		return false
+	}
+	_, err := r.w.Write(t.suffix)
+	return err == nil
 }
 
 // kill closes the connection; later responses are dropped.

@@ -1,0 +1,80 @@
+// snapshot_chunk.go writes a FetchSnapshot answer whose chunk is still in
+// the snapshot file (node.SnapshotChunk): the answer's encoding up to the
+// chunk's length, then the chunk from the file (sendfile on a plaintext
+// TCP connection, a pooled buffer otherwise), then the rest of the answer.
+// The chunk never enters the heap, so observers downloading a large
+// snapshot at once cost the process no memory.
+
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+
+	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/protocol"
+)
+
+// chunkMarker stands in for a chunk's bytes while the rest of its answer
+// is encoded, to find where they go; 16 bytes no answer field holds.
+var chunkMarker = []byte("\x00\xffkraftd-chunk\xfe\x00")
+
+// chunkTail is what a pending answer writes after its frame: the chunk's
+// bytes from the file, then the end of the encoding.
+type chunkTail struct {
+	chunk  *node.SnapshotChunk
+	suffix []byte
+}
+
+// chunkFrame encodes c's answer around its chunk: the frame up to and
+// including the chunk's length (the frame's size counts the chunk), and
+// the tail to write after it.
+func chunkFrame(h protocol.RequestHeader, c *node.SnapshotChunk) ([]byte, *chunkTail, error) {
+	rp := &c.Topics[0].Partitions[0]
+	rp.Bytes = chunkMarker
+	frame := protocol.AppendResponse(nil, h, c.FetchSnapshotResponse)
+	rp.Bytes = nil
+	// FetchSnapshot is flexible from v0: compact bytes, uvarint(len+1).
+	i := bytes.LastIndex(frame, chunkMarker)
+	if i < 1 || frame[i-1] != byte(len(chunkMarker)+1) || c.Len < 0 || c.Len > 1<<30 {
+		return nil, nil, fmt.Errorf("server: FetchSnapshot v%d answer of a %d-byte chunk does not encode around it", h.Version, c.Len)
+	}
+	prefix := kbin.AppendUvarint(append([]byte(nil), frame[:i-1]...), uint32(c.Len+1))
+	suffix := frame[i+len(chunkMarker):]
+	binary.BigEndian.PutUint32(prefix, uint32(len(prefix)-4+int(c.Len)+len(suffix)))
+	return prefix, &chunkTail{chunk: c, suffix: suffix}, nil
+}
+
+// copyBuffers are the buffers a chunk is copied through where the kernel
+// cannot send it from the file itself (TLS, SASL-wrapped connections).
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// errShortChunk means the snapshot file ended before the chunk did.
+var errShortChunk = errors.New("server: snapshot file shorter than its chunk")
+
+// send writes the chunk's bytes to c, writeChunk at a time under a fresh
+// deadline each, as deadlineWriter does for frames.
+func (t *chunkTail) send(c net.Conn, timeout time.Duration) error {
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	for off := int64(0); off < t.chunk.Len; {
+		n := min(int64(writeChunk), t.chunk.Len-off)
+		c.SetWriteDeadline(time.Now().Add(timeout))
+		k, err := t.chunk.CopyData(c, off, n, *buf)
+		off += k
+		if err != nil {
+			return err
+		}
+		if k < n {
+			return errShortChunk
+		}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"math/rand"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/storage"
+)
+
+// A FetchSnapshot answer written around its chunk (frame, chunk from the
+// file, suffix) is byte for byte the answer kmsg encodes with the chunk in
+// it, at both versions, with and without the tagged fields after the
+// chunk, from an OS file over TCP (sendfile) and from a memory file
+// (through the buffer).
+func TestChunkAnswerIsTheWholeAnswer(t *testing.T) {
+	data := make([]byte, 3<<20+17)
+	rand.New(rand.NewSource(1)).Read(data)
+	for name, fsys := range map[string]storage.FS{"os": storage.OSFS{}, "mem": storage.NewMemFS()} {
+		dir := t.TempDir()
+		if name == "mem" {
+			dir = "/snapshots"
+			if err := fsys.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		id := storage.SnapshotID{EndOffset: 1234, Epoch: 7}
+		w, err := storage.CreateSnapshot(fsys, dir, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Freeze(); err != nil {
+			t.Fatal(err)
+		}
+		for _, version := range []int16{0, 1} {
+			for _, tagged := range []bool{false, true} {
+				pos, n := int64(1<<20+5), int64(2<<20)
+				resp := chunkAnswer(version, tagged, id, int64(len(data)), pos)
+				whole := *resp
+				wp := whole.Topics[0].Partitions[0]
+				wp.Bytes = data[pos : pos+n]
+				whole.Topics = []kmsg.FetchSnapshotResponseTopic{{Topic: resp.Topics[0].Topic, Partitions: []kmsg.FetchSnapshotResponseTopicPartition{wp}}}
+				h := protocol.RequestHeader{Key: 59, Version: version, CorrelationID: 99}
+				want := protocol.AppendResponse(nil, h, &whole)
+
+				snap, err := storage.OpenSnapshot(fsys, dir, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				chunk := node.NewSnapshotChunk(resp, snap, n)
+				frame, tail, err := chunkFrame(h, chunk)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := sendOverTCP(t, frame, tail)
+				chunk.Close()
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s v%d tagged=%v: %d bytes written, want %d (equal prefix %d)", name, version, tagged, len(got), len(want), commonPrefix(got, want))
+				}
+			}
+		}
+	}
+}
+
+func chunkAnswer(version int16, tagged bool, id storage.SnapshotID, size, pos int64) *kmsg.FetchSnapshotResponse {
+	resp := kmsg.NewPtrFetchSnapshotResponse()
+	resp.SetVersion(version)
+	p := kmsg.NewFetchSnapshotResponseTopicPartition()
+	p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Size, p.Position = id.EndOffset, id.Epoch, size, pos
+	if tagged {
+		p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = 2, 7
+		if version >= 1 {
+			resp.NodeEndpoints = []kmsg.FetchSnapshotResponseNodeEndpoint{{NodeID: 2, Host: "127.0.0.1", Port: 9093}}
+		}
+	}
+	resp.Topics = []kmsg.FetchSnapshotResponseTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.FetchSnapshotResponseTopicPartition{p}}}
+	return resp
+}
+
+// sendOverTCP writes frame, the chunk and its suffix the way a responder
+// does, to a loopback TCP connection, and returns what the peer read.
+func sendOverTCP(t *testing.T, frame []byte, tail *chunkTail) []byte {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	read := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			read <- nil
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		read <- b
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newResponder(c, func() {}, 1, 10*time.Second)
+	if _, err := r.w.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	if !r.writeTail(tail) || r.w.Flush() != nil {
+		t.Fatal("writing the chunk failed")
+	}
+	c.Close()
+	return <-read
+}
+
+func commonPrefix(a, b []byte) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
