@@ -16,13 +16,37 @@ func (n *Node) serveFetch(m Message, req *kmsg.FetchRequest) {
 	p := req.Topics[0].Partitions[0]
 	resp := n.tryCompleteFetch(m, req)
 	rp := &resp.Topics[0].Partitions[0]
-	hwMoved := req.Version >= 18 && p.HighWatermark < rp.HighWatermark
 	if len(rp.RecordBatches) > 0 || req.MaxWaitMillis == 0 ||
-		rp.DivergingEpoch.Epoch >= 0 || rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0 || hwMoved {
-		n.respond(m, resp)
+		rp.DivergingEpoch.Epoch >= 0 || rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0 || n.fetcherBehindHW(req, rp.HighWatermark) {
+		n.answerFetch(m, resp)
 		return
 	}
 	n.lead.parked = append(n.lead.parked, parkedFetch{in: m, original: resp, offset: p.FetchOffset, deadline: n.now + int64(req.MaxWaitMillis)})
+}
+
+// fetcherBehindHW reports whether the fetcher of req knows an older high
+// watermark than hw: the one it sent (v18+), else the one last answered to
+// it in this leadership. Apache parks a fetch below v18 with no records
+// until MaxWaitMs even when the HW moved past the last answer just before
+// it came, so its sender learns of the commit up to 500 ms late.
+func (n *Node) fetcherBehindHW(req *kmsg.FetchRequest, hw int64) bool {
+	p := req.Topics[0].Partitions[0]
+	if req.Version >= 18 {
+		return p.HighWatermark < hw
+	}
+	r := n.lead.progress.known(fetchReplicaID(req), p.ReplicaDirectoryID)
+	return r != nil && r.answeredHW != noAnsweredHW && r.answeredHW < hw
+}
+
+// answerFetch sends a Fetch answer and notes the high watermark it told.
+func (n *Node) answerFetch(m Message, resp *kmsg.FetchResponse) {
+	req := m.Request.(*kmsg.FetchRequest)
+	if len(resp.Topics) == 1 && len(resp.Topics[0].Partitions) == 1 {
+		if r := n.lead.progress.known(fetchReplicaID(req), req.Topics[0].Partitions[0].ReplicaDirectoryID); r != nil {
+			r.answeredHW = resp.Topics[0].Partitions[0].HighWatermark
+		}
+	}
+	n.respond(m, resp)
 }
 
 func fetchReplicaID(req *kmsg.FetchRequest) int32 {
@@ -155,7 +179,7 @@ func (n *Node) completeParkedFetches(ready func(parkedFetch) bool) {
 			n.lead.parked = append(n.lead.parked, p)
 			continue
 		}
-		n.respond(p.in, n.tryCompleteFetch(p.in, p.in.Request.(*kmsg.FetchRequest)))
+		n.answerFetch(p.in, n.tryCompleteFetch(p.in, p.in.Request.(*kmsg.FetchRequest)))
 	}
 }
 
@@ -164,7 +188,7 @@ func (n *Node) expireParkedFetches() {
 	n.lead.parked = nil
 	for _, p := range parked {
 		if n.now >= p.deadline {
-			n.respond(p.in, p.original)
+			n.answerFetch(p.in, p.original)
 		} else {
 			n.lead.parked = append(n.lead.parked, p)
 		}

@@ -4,7 +4,10 @@
 
 package quorum
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // replicaState is the leader's view of one fetching replica.
 type replicaState struct {
@@ -15,7 +18,13 @@ type replicaState struct {
 	lastFetchMs        int64
 	lastCaughtUpMs     int64
 	lastFetchLeaderLEO int64
+	// answeredHW is the high watermark last answered to its Fetch
+	// (noAnsweredHW before the first): a Fetch below v18 does not say
+	// which one its sender knows.
+	answeredHW int64
 }
+
+const noAnsweredHW = math.MinInt64
 
 // replicaKey names a replica by id and directory: under KIP-853 two
 // directories of one node id are two replicas, and only the one the voter
@@ -140,10 +149,20 @@ func (p *progressTracker) replica(id int32, dir [16]byte) *replicaState {
 	k := replicaKey{id, dir}
 	r := p.observers[k]
 	if r == nil {
-		r = &replicaState{id: id, dir: dir, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1}
+		r = &replicaState{id: id, dir: dir, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1, answeredHW: noAnsweredHW}
 		p.observers[k] = r
 	}
 	return r
+}
+
+// known is replica (id, dir)'s state if the leader tracks it, else nil.
+func (p *progressTracker) known(id int32, dir [16]byte) *replicaState {
+	if r := p.replicas[id]; r != nil && r != p.selfState {
+		if v, _ := p.set.Get(id); v.matches(id, dir) {
+			return r
+		}
+	}
+	return p.observers[replicaKey{id, dir}]
 }
 
 // fetched records a valid fetch position of replica (id, dir) (never a
