@@ -18,9 +18,9 @@ const (
 	MainLeaderElection = "org.apache.kafka.tools.LeaderElectionCommand"
 )
 
-// TestReassignAndElectOnKraftd runs Apache's kafka-reassign-partitions and
-// kafka-leader-election through three stock Apache brokers on one
-// three-node kraftd quorum, one cluster for every check in turn:
+// checkReassignAndElect runs Apache's kafka-reassign-partitions and
+// kafka-leader-election through three stock Apache brokers on a
+// three-node kraftd quorum, each check in turn on the one cluster:
 //   - Move: --generate proposes, --execute starts and --verify confirms
 //     the move of topic "moving" (RF 2, on brokers 101 and 102) to 102 and
 //     103, while franz-go produces to it and reads it back: nothing
@@ -40,54 +40,36 @@ const (
 //     its preferred replica already leads;
 //   - UNCLEAN: a move of a one-replica topic from 101 to 101 and 103 is
 //     mid-way (103 paused, out of the ISR) when 101 dies: only UNCLEAN
-//     elects 103; the move stays in flight, as on Apache.
+//     elects 103; the move stays in flight, as on Apache. 101 stays down.
 //
-// Topics are created with CreateTopics sent to a broker (forwarded to
-// kraftd in an Envelope, as kafka-topics would), and progress is watched
-// in the brokers' metadata, so that the JVM tools run only for what is
-// checked of them.
-func TestReassignAndElectOnKraftd(t *testing.T) {
-	t.Parallel()
-	forSampledVersions(t, Versions[len(Versions)-1], func(t *testing.T, v string) {
-		ReserveJVMs(t, 3)
-		at := stamp(t)
-		// No automatic preferred-leader balancing: the PREFERRED check
-		// makes an imbalance and wants the tool, not the timer, to fix it.
-		ctls := newKraftdStaticQuorumWith(t, 3, map[string]string{"auto.leader.rebalance.enable": "false"})
-		clusterID := clusterIDOf(t, ctls[0])
-		var voters []string
-		for _, n := range ctls {
-			voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
-			n.start(t)
-		}
-		WaitLeader(t, Addrs(ctls...), nil)
-		brokers := StartBrokers(t, v, strings.Join(voters, ","), clusterID, brokerIDs, nil)
-		at("quorum and brokers running")
-		rt := &reassignTools{t: t, v: v, ctls: ctls, brokers: brokers, dir: t.TempDir()}
+// The quorum must not rebalance leaders by itself
+// (auto.leader.rebalance.enable=false). Topics are created with
+// CreateTopics sent to a broker (forwarded to kraftd in an Envelope, as
+// kafka-topics would), and progress is watched in the brokers' metadata,
+// so that the JVM tools run only for what is checked of them.
+func checkReassignAndElect(t *testing.T, v string, ctls []*kraftdNode, brokers *BrokerSet, at func(string)) {
+	rt := &reassignTools{t: t, v: v, ctls: ctls, brokers: brokers, dir: t.TempDir()}
+	rt.createTopic("moving", [][]int32{{101, 102}, {102, 101}})
+	traffic := StartTraffic(t, brokers.Addrs(), "moving", 2)
+	traffic.WaitProgress("start", traffic.Mark(), 100)
+	rt.createTopic("bulk", [][]int32{{101, 102}})
+	fillPartition(t, brokers.Addrs(), "bulk", 4<<20)
+	rt.createTopic("elect", [][]int32{{101, 102, 103}})
+	rt.createTopic("unclean", [][]int32{{101}})
+	at("topics written, traffic running")
 
-		rt.createTopic("moving", [][]int32{{101, 102}, {102, 101}})
-		traffic := StartTraffic(t, brokers.Addrs(), "moving", 2)
-		traffic.WaitProgress("start", traffic.Mark(), 100)
-		rt.createTopic("bulk", [][]int32{{101, 102}})
-		fillPartition(t, brokers.Addrs(), "bulk", 4<<20)
-		rt.createTopic("elect", [][]int32{{101, 102, 103}})
-		rt.createTopic("unclean", [][]int32{{101}})
-		at("topics written, traffic running")
-
-		t.Run("Move", func(t *testing.T) { rt.t = t; rt.checkMove(traffic) })
-		at("generate/execute/verify move")
-		t.Run("Cancel", func(t *testing.T) { rt.t = t; rt.checkCancel() })
-		at("cancel")
-		t.Run("ControllerSIGKILL", func(t *testing.T) { rt.t = t; rt.checkFailover() })
-		at("move across a controller SIGKILL")
-		t.Run("Preferred", func(t *testing.T) { rt.t = t; rt.checkPreferred() })
-		at("preferred election")
-		t.Run("Unclean", func(t *testing.T) { rt.t = t; rt.checkUnclean() })
-		at("unclean election")
-
-		n := traffic.StopAndVerify()
-		at(fmt.Sprintf("%d acknowledged records all read back", n))
-	})
+	t.Run("Move", func(t *testing.T) { rt.t = t; rt.checkMove(traffic) })
+	at("generate/execute/verify move")
+	t.Run("Cancel", func(t *testing.T) { rt.t = t; rt.checkCancel() })
+	at("cancel")
+	t.Run("ControllerSIGKILL", func(t *testing.T) { rt.t = t; rt.checkFailover() })
+	at("move across a controller SIGKILL")
+	t.Run("Preferred", func(t *testing.T) { rt.t = t; rt.checkPreferred() })
+	at("preferred election")
+	t.Run("Unclean", func(t *testing.T) { rt.t = t; rt.checkUnclean() })
+	at("unclean election")
+	n := traffic.StopAndVerify()
+	at(fmt.Sprintf("%d acknowledged records all read back", n))
 }
 
 // proposedRe finds the plan --generate proposes.

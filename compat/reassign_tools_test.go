@@ -1,6 +1,6 @@
 package compat
 
-// The harness of TestReassignAndElectOnKraftd: Apache's tools run through
+// The harness of checkReassignAndElect (TestAdminToolsOnKraftd): Apache's tools run through
 // the brokers or straight to the controllers, and what the brokers'
 // metadata and kraftd's ListPartitionReassignments show.
 

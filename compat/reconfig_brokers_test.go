@@ -131,7 +131,10 @@ func MemberIDs(members ...*MixedMember) []int32 {
 // Each step logs a "rolling-step" line with how long it took and the
 // longest stretches with no quorum leader and with no produce
 // acknowledgement. Nothing acknowledged is lost and every step leaves the
-// brokers serving.
+// brokers serving. A broker's kafka-configs --describe --all, after
+// dynamic broker configs were written through the all-kraftd quorum, shows
+// the same configs and synonym sources as after the same configs went
+// through the Apache quorum it started with.
 func TestRollingReplacement(t *testing.T) {
 	t.Parallel()
 	forVersions(t, func(t *testing.T, v string) {
@@ -139,6 +142,10 @@ func TestRollingReplacement(t *testing.T) {
 		at := stamp(t)
 		r := newRollingCluster(t, v)
 		at("Apache quorum of three and two brokers serving traffic")
+		// What a broker describes of itself after dynamic configs went
+		// through Apache's quorum, and then through kraftd's.
+		described := setAndDescribeBroker(t, v, r.brokers.Brokers[0], 0)
+		at("broker configs set through Apache's quorum and described")
 		step := 0
 		for _, kind := range []string{KindKraftd, KindApache} {
 			for id := int32(1); id <= 3; id++ {
@@ -154,6 +161,10 @@ func TestRollingReplacement(t *testing.T) {
 			CreateTopic(t, r.brokers.Addrs()[0], topic, 2, 2, nil)
 			r.brokers.WaitPartitions(t, topic+" created by an all-"+kind+" quorum", topic, fullIsr(r.brokers.IDs()))
 			at("every voter is " + kind)
+			if kind == KindKraftd {
+				compareDescribeAll(t, described, setAndDescribeBroker(t, v, r.brokers.Brokers[0], 1), 1)
+				at("broker configs set through kraftd's quorum described as through Apache's")
+			}
 		}
 		r.watch.Stop()
 		end := time.Now()
