@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -80,5 +82,35 @@ func TestNothingBeforeTheBootstrapRecords(t *testing.T) {
 	q.write(c.ActivationRecords())
 	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); err != nil {
 		t.Fatalf("registration after bootstrap: %v", err)
+	}
+}
+
+// expired skips its scan while no session can have run out, and still
+// finds every one that has: a broker unfenced after an empty scan, one
+// touched late, and one reported but not fenced yet (reported again).
+func TestSessionsExpireOnTimeBetweenScans(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := newSessions(9 * time.Second)
+	if got := s.expired(t0); len(got) != 0 {
+		t.Fatalf("no sessions, expired %v", got)
+	}
+	s.register(1, 10, false, t0)                     // expires after t0+9s
+	s.touch(2, 20, false, -1, t0.Add(5*time.Second)) // after t0+14s
+	if got := s.expired(t0.Add(9 * time.Second)); len(got) != 0 {
+		t.Fatalf("at t0+9s expired %v", got)
+	}
+	s.touch(1, 10, false, -1, t0.Add(9*time.Second)) // now after t0+18s
+	if got := s.expired(t0.Add(15 * time.Second)); !slices.Equal(got, []int32{2}) {
+		t.Fatalf("at t0+15s expired %v, want [2]", got)
+	}
+	if got := s.expired(t0.Add(16 * time.Second)); !slices.Equal(got, []int32{2}) {
+		t.Fatalf("2 not fenced yet: at t0+16s expired %v, want [2] again", got)
+	}
+	s.fence(2)
+	if got := s.expired(t0.Add(17 * time.Second)); len(got) != 0 {
+		t.Fatalf("at t0+17s expired %v", got)
+	}
+	if got := s.expired(t0.Add(19 * time.Second)); !slices.Equal(got, []int32{1}) {
+		t.Fatalf("at t0+19s expired %v, want [1]", got)
 	}
 }

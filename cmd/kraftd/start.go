@@ -86,13 +86,13 @@ func runStart(c *cli.Context) error {
 	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).
 		Dur("startup_took", time.Since(began)).Msg("kraftd started")
 
-	// KRAFTD_CPUPROFILE=prefix writes a Go CPU profile of this run to
-	// prefix.<pid>, for profiling a node under a benchmark.
+	// KRAFTD_CPUPROFILE=prefix writes Go CPU profiles of this run, for
+	// profiling a node under a benchmark: prefix.<pid>.<n>, one every ten
+	// seconds, so that a benchmark's phases can be told apart and a node
+	// that is SIGKILLed leaves all but its last.
 	if prefix := os.Getenv("KRAFTD_CPUPROFILE"); prefix != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d", prefix, os.Getpid()))
-		if err == nil && pprof.StartCPUProfile(f) == nil {
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
+		stop := profileInSegments(fmt.Sprintf("%s.%d", prefix, os.Getpid()), 10*time.Second)
+		defer stop()
 	}
 	runErr := make(chan error, 1)
 	go func() { runErr <- node.Run() }()
@@ -111,6 +111,44 @@ func runStart(c *cli.Context) error {
 	}
 	log.Info().Dur("took", time.Since(stopping)).Msg("stopped")
 	return nil
+}
+
+// profileInSegments writes CPU profiles to name.000, name.001, ..., each
+// covering every; the returned function ends the last one.
+func profileInSegments(name string, every time.Duration) (stop func()) {
+	var f *os.File
+	begin := func(n int) {
+		var err error
+		if f, err = os.Create(fmt.Sprintf("%s.%03d", name, n)); err == nil && pprof.StartCPUProfile(f) != nil {
+			f.Close()
+			f = nil
+		}
+	}
+	end := func() {
+		if f != nil {
+			pprof.StopCPUProfile()
+			f.Close()
+			f = nil
+		}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for n := 0; ; n++ {
+			begin(n)
+			select {
+			case <-done:
+				end()
+				return
+			case <-tick.C:
+				end()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // nodeMeter is m as the runtime's meter, a nil interface when m is nil.
