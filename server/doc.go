@@ -2,7 +2,9 @@
 // goroutines and the real clock. It decodes frames with package protocol,
 // dispatches them to one handler per API key (files named NN_api_name.go),
 // runs the quorum's Ready loop (persist with fsync, then send, then apply,
-// then Advance) and keeps each connection's responses in request order.
+// then Advance) and keeps each connection's responses in request order,
+// writing a FetchSnapshot chunk from the snapshot file to the socket
+// (node.SnapshotChunk) rather than through memory.
 //
 // It owns connection security too: each SSL listener's keystore and
 // truststore (read again when replaced on disk), the TLS handshake that
