@@ -25,17 +25,19 @@ func (n *Node) serveFetch(m Message, req *kmsg.FetchRequest) {
 }
 
 // fetcherBehindHW reports whether the fetcher of req knows an older high
-// watermark than hw: the one it sent (v18+), else the one last answered to
-// it in this leadership. Apache parks a fetch below v18 with no records
-// until MaxWaitMs even when the HW moved past the last answer just before
-// it came, so its sender learns of the commit up to 500 ms late.
+// watermark than hw: the one it sent (v18+), else, for an observer (a
+// broker), the one last answered to it in this leadership. Apache parks a
+// fetch below v18 with no records until MaxWaitMs even when the HW moved
+// past the last answer just before it came, so a broker learns of the
+// commit up to 500 ms late. Voters' fetches below v18 wait as Apache's do:
+// they are what moves the HW, and their timing stays Apache's.
 func (n *Node) fetcherBehindHW(req *kmsg.FetchRequest, hw int64) bool {
 	p := req.Topics[0].Partitions[0]
 	if req.Version >= 18 {
 		return p.HighWatermark < hw
 	}
 	r := n.lead.progress.known(fetchReplicaID(req), p.ReplicaDirectoryID)
-	return r != nil && r.answeredHW != noAnsweredHW && r.answeredHW < hw
+	return r != nil && !r.voter && r.answeredHW != noAnsweredHW && r.answeredHW < hw
 }
 
 // answerFetch sends a Fetch answer and notes the high watermark it told.
