@@ -3,15 +3,12 @@ package node
 import (
 	"io"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/storage"
 )
-
-// errSnapshotNotFound is SNAPSHOT_NOT_FOUND: a snapshot the core named was
-// deleted before its chunk could be opened.
-const errSnapshotNotFound int16 = 98
 
 // SnapshotChunk is a FetchSnapshot answer whose UnalignedRecords are still
 // in the snapshot file: Len bytes from its partition's Position. Runner.Raft
@@ -45,7 +42,7 @@ func (n *Node) snapshotAnswer(m quorum.Message, stream bool) kmsg.Response {
 	rp := &resp.Topics[0].Partitions[0]
 	snap, err := n.disk.Log.OpenSnapshot(storage.SnapshotID{EndOffset: rp.SnapshotID.EndOffset, Epoch: rp.SnapshotID.Epoch})
 	if err != nil {
-		rp.ErrorCode = errSnapshotNotFound
+		rp.ErrorCode = kerr.SnapshotNotFound.Code // deleted since the core named it
 		return resp
 	}
 	if stream {
@@ -53,7 +50,7 @@ func (n *Node) snapshotAnswer(m quorum.Message, stream bool) kmsg.Response {
 	}
 	defer snap.Close()
 	if rp.Bytes, err = snap.ReadAt(rp.Position, int(m.SnapshotBytes)); err != nil {
-		rp.ErrorCode, rp.Bytes = errSnapshotNotFound, nil
+		rp.ErrorCode, rp.Bytes = kerr.SnapshotNotFound.Code, nil
 	}
 	return resp
 }

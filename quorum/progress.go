@@ -141,17 +141,11 @@ func (p *progressTracker) takeObserver(v Voter) *replicaState {
 // replica returns the state of the fetcher (id, dir), tracking a new
 // observer if it is none known.
 func (p *progressTracker) replica(id int32, dir [16]byte) *replicaState {
-	if r := p.replicas[id]; r != nil && r != p.selfState {
-		if v, _ := p.set.Get(id); v.matches(id, dir) {
-			return r
-		}
+	if r := p.known(id, dir); r != nil {
+		return r
 	}
-	k := replicaKey{id, dir}
-	r := p.observers[k]
-	if r == nil {
-		r = &replicaState{id: id, dir: dir, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1, answeredHW: noAnsweredHW}
-		p.observers[k] = r
-	}
+	r := &replicaState{id: id, dir: dir, endOffset: -1, lastFetchMs: -1, lastCaughtUpMs: -1, answeredHW: noAnsweredHW}
+	p.observers[replicaKey{id, dir}] = r
 	return r
 }
 
