@@ -45,9 +45,11 @@ gen:
 gen-check:
 	./scripts/verify-gen.sh
 
+# The output is kept in bin/test-output.log; on a failure the digest of
+# failing tests and their last lines ends the output (CI shows its end).
 test: tools kafka vet gen-check build build-race
-	$(GO) test -race -count=1 -timeout 80m ./...
-	cd examples/failover && $(GO) test -race -count=1 -timeout 10m ./...
+	set -o pipefail; $(GO) test -race -count=1 -timeout 80m ./... 2>&1 | tee bin/test-output.log || { ./scripts/failure-digest.sh bin/test-output.log; exit 1; }
+	set -o pipefail; cd examples/failover && $(GO) test -race -count=1 -timeout 10m ./... 2>&1 | tee ../../bin/test-output-example.log || { ../../scripts/failure-digest.sh ../../bin/test-output-example.log; exit 1; }
 
 # Run the compat matrices make test samples in full: every leader kind of
 # the kraft.version upgrade, and the metric-name capture against every
