@@ -60,6 +60,9 @@ type SimFleetOptions struct {
 
 // StartSimFleetWith is StartSimFleet with options.
 func StartSimFleetWith(clusterID string, voters map[int32]string, firstID int32, count int, opts SimFleetOptions) (*SimFleet, error) {
+	if err := checkFleetIDs(voters, firstID, count); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &SimFleet{ClusterID: clusterID, locator: NewControllerLocator(voters),
 		heartbeats: &LatencyRecorder{}, cancel: cancel, phase: "start", errors: map[string]int{}}
@@ -105,6 +108,25 @@ func StartSimFleetWith(clusterID string, voters map[int32]string, firstID int32,
 		}()
 	}
 	return f, nil
+}
+
+// errFleetIDIsVoter: a simulated broker (and the fleet's watcher, which
+// fetches as the first one) would use a controller voter's node id.
+var errFleetIDIsVoter = errors.New("simulated broker id is a controller voter's node id")
+
+// checkFleetIDs refuses broker ids that are voter ids, as Apache refuses a
+// broker-only node.id listed in controller.quorum.voters. Under a static
+// voter set the leader knows a voter by its id alone, so the watcher's
+// fetches would count as that voter's toward the high watermark: records
+// would commit on the leader's disk and the watcher's memory, and a leader
+// kill could lose acknowledged writes (TestChaosKraftdQuorum did, once).
+func checkFleetIDs(voters map[int32]string, firstID int32, count int) error {
+	for id := range voters {
+		if id >= firstID && int64(id) < int64(firstID)+int64(count) {
+			return fmt.Errorf("%w: broker %d (fleet ids %d-%d)", errFleetIDIsVoter, id, firstID, int64(firstID)+int64(count)-1)
+		}
+	}
+	return nil
 }
 
 // registrationFeatures reads ApiVersions v4 from addr and returns the
