@@ -188,6 +188,8 @@ func checkResource(im *metadata.Image, typ kmsg.ConfigResourceType, name string)
 				return apiErr(kerr.InvalidRequest.Code, "Invalid broker name %s", name)
 			}
 		}
+	case resourceGroup, resourceClientMetrics:
+		// Their names are checked with their configs (alterWholeConfig).
 	default:
 		return apiErr(kerr.InvalidRequest.Code, "Unsupported config resource type %d", typ)
 	}
@@ -235,11 +237,30 @@ func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsReques
 	current := im.Configs[res]
 	var recs []metadata.Record
 	seen := map[string]bool{}
+	whole := map[string]*string{} // GROUP and CLIENT_METRICS: checked together at the end
 	for _, cfg := range r.Configs {
 		if seen[cfg.Name] {
 			return nil, apiErr(kerr.InvalidRequest.Code, "Error due to duplicate config keys")
 		}
 		seen[cfg.Name] = true
+		if isGroupOrClientMetrics(res.ResourceType) {
+			switch cfg.Op {
+			case opSet:
+				if cfg.Value == nil {
+					return nil, apiErr(kerr.InvalidRequest.Code, "Null value not supported for : %s", cfg.Name)
+				}
+				whole[cfg.Name] = cfg.Value
+			case opDelete:
+				whole[cfg.Name] = nil
+			case opAppend, opSubtract:
+				// Apache's controller knows the types of topic and broker
+				// keys only, so it refuses list operations on these.
+				return nil, apiErr(kerr.InvalidConfig.Code, "Can't %s to key %s because its type is not LIST.", opName(cfg.Op), cfg.Name)
+			default:
+				return nil, apiErr(kerr.InvalidRequest.Code, "Unknown operation type %d", cfg.Op)
+			}
+			continue
+		}
 		def, known := configDefFor(res.ResourceType, cfg.Name)
 		if !known && res.ResourceType == resourceTopic {
 			return nil, apiErr(kerr.InvalidConfig.Code, "Unknown topic config name: %s", cfg.Name)
@@ -281,6 +302,9 @@ func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsReques
 			}
 		}
 		recs = append(recs, &metadata.ConfigRecord{ResourceType: res.ResourceType, ResourceName: res.Name, Name: cfg.Name, Value: value})
+	}
+	if isGroupOrClientMetrics(res.ResourceType) {
+		return alterWholeConfig(current, res, whole, releaseLine(metadataVersion(im)))
 	}
 	return recs, nil
 }
@@ -362,6 +386,10 @@ func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]m
 		if cfg.Value == nil {
 			return nil, apiErr(kerr.InvalidRequest.Code, "Null value not supported for : %s", cfg.Name)
 		}
+		if isGroupOrClientMetrics(res.ResourceType) {
+			next[cfg.Name] = *cfg.Value
+			continue
+		}
 		def, known := configDefFor(res.ResourceType, cfg.Name)
 		if !known && res.ResourceType == resourceTopic {
 			return nil, apiErr(kerr.InvalidConfig.Code, "Unknown topic config name: %s", cfg.Name)
@@ -372,6 +400,16 @@ func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]m
 			}
 		}
 		next[cfg.Name] = *cfg.Value
+	}
+	if isGroupOrClientMetrics(res.ResourceType) {
+		changes := map[string]*string{}
+		for name := range im.Configs[res] {
+			changes[name] = nil
+		}
+		for name, v := range next {
+			changes[name] = &v
+		}
+		return alterWholeConfig(im.Configs[res], res, changes, releaseLine(metadataVersion(im)))
 	}
 	var recs []metadata.Record
 	for _, name := range sortedKeys(im.Configs[res]) {
@@ -405,13 +443,23 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 		res := metadata.ConfigResource{ResourceType: int8(r.ResourceType), Name: r.ResourceName}
 		dynamic := im.Configs[res]
 		want := func(name string) bool { return r.ConfigNames == nil || slices.Contains(r.ConfigNames, name) }
-		if res.ResourceType == resourceTopic {
+		if isGroupOrClientMetrics(res.ResourceType) {
+			configs, err := describeGroupOrClientMetrics(res, dynamic, releaseLine(metadataVersion(im)))
+			if err != nil {
+				out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
+			}
+			for _, d := range configs {
+				if want(d.name) {
+					out.Configs = append(out.Configs, describedConfig(req, d.name, d.value, d.source, d.typ))
+				}
+			}
+		} else if res.ResourceType == resourceTopic {
 			for _, name := range sortedKeys(topicConfigs) {
 				if !want(name) {
 					continue
 				}
 				v, src := resolveTopicConfig(im, dynamic, name)
-				out.Configs = append(out.Configs, describedConfig(req, name, v, src, topicConfigs[name].typ))
+				out.Configs = append(out.Configs, describedConfig(req, name, &v, src, topicConfigs[name].typ))
 			}
 		} else {
 			src := sourceDynamicBroker
@@ -421,7 +469,8 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 			for _, name := range sortedKeys(dynamic) {
 				if want(name) {
 					def, _ := configDefFor(res.ResourceType, name)
-					out.Configs = append(out.Configs, describedConfig(req, name, dynamic[name], src, def.typ))
+					v := dynamic[name]
+					out.Configs = append(out.Configs, describedConfig(req, name, &v, src, def.typ))
 				}
 			}
 		}
@@ -430,16 +479,16 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 	return resp
 }
 
-func describedConfig(req *kmsg.DescribeConfigsRequest, name, value string, src int8, typ kmsg.ConfigType) kmsg.DescribeConfigsResponseResourceConfig {
+func describedConfig(req *kmsg.DescribeConfigsRequest, name string, value *string, src int8, typ kmsg.ConfigType) kmsg.DescribeConfigsResponseResourceConfig {
 	cfg := kmsg.NewDescribeConfigsResponseResourceConfig()
-	cfg.Name, cfg.Value, cfg.Source = name, &value, kmsg.ConfigSource(src)
+	cfg.Name, cfg.Value, cfg.Source = name, value, kmsg.ConfigSource(src)
 	cfg.IsDefault = src == sourceDefault
 	if typ == 0 {
 		typ = typeString
 	}
 	cfg.ConfigType = typ
 	if req.IncludeSynonyms {
-		cfg.ConfigSynonyms = []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{{Name: name, Value: &value, Source: kmsg.ConfigSource(src)}}
+		cfg.ConfigSynonyms = []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{{Name: name, Value: value, Source: kmsg.ConfigSource(src)}}
 	}
 	return cfg
 }
