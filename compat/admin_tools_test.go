@@ -71,6 +71,8 @@ func TestAdminToolsOnKraftd(t *testing.T) {
 		at("SCRAM users")
 		t.Run("Tokens", func(t *testing.T) { checkTokenTools(t, v, brokers) })
 		at("delegation tokens")
+		t.Run("GroupConfigs", func(t *testing.T) { checkGroupConfigTools(t, v, ctls[0], brokers) })
+		at("group configs and client metrics subscriptions")
 		checkReassignAndElect(t, v, ctls, set, at)
 		t.Run("Unregister", func(t *testing.T) { checkUnregister(t, v, set.Broker(101), brokers[1]) })
 		at("kafka-cluster unregister")

@@ -304,7 +304,7 @@ func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsReques
 		recs = append(recs, &metadata.ConfigRecord{ResourceType: res.ResourceType, ResourceName: res.Name, Name: cfg.Name, Value: value})
 	}
 	if isGroupOrClientMetrics(res.ResourceType) {
-		return alterWholeConfig(current, res, whole, releaseLine(metadataVersion(im)))
+		return alterWholeConfig(current, res, whole, clusterReleaseLine(im))
 	}
 	return recs, nil
 }
@@ -409,7 +409,7 @@ func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]m
 		for name, v := range next {
 			changes[name] = &v
 		}
-		return alterWholeConfig(im.Configs[res], res, changes, releaseLine(metadataVersion(im)))
+		return alterWholeConfig(im.Configs[res], res, changes, clusterReleaseLine(im))
 	}
 	var recs []metadata.Record
 	for _, name := range sortedKeys(im.Configs[res]) {
@@ -442,9 +442,10 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 		}
 		res := metadata.ConfigResource{ResourceType: int8(r.ResourceType), Name: r.ResourceName}
 		dynamic := im.Configs[res]
+		out.ErrorMessage = kmsg.StringPtr("") // what Apache sends on success
 		want := func(name string) bool { return r.ConfigNames == nil || slices.Contains(r.ConfigNames, name) }
 		if isGroupOrClientMetrics(res.ResourceType) {
-			configs, err := describeGroupOrClientMetrics(res, dynamic, releaseLine(metadataVersion(im)))
+			configs, err := describeGroupOrClientMetrics(res, dynamic, clusterReleaseLine(im))
 			if err != nil {
 				out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
 			}

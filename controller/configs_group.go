@@ -19,9 +19,10 @@ import (
 // checks Apache's controller makes on a resource's whole config after a
 // change (ControllerConfigurationValidator with GroupConfig and
 // ClientMetricsConfigs). Both changed from line to line (4.0 to 4.4: keys,
-// messages, which values are checked), so the checks follow the release
-// line of the finalized metadata.version. Bounds are Apache's defaults for
-// the controller's own group.* settings, which kraftd does not read.
+// messages, which values are checked), and an Apache controller applies its
+// own release's; kraftd applies those of the oldest release in the cluster
+// (clusterReleaseLine). Bounds are Apache's defaults for the controller's
+// own group.* settings, which kraftd does not read.
 
 const (
 	resourceClientMetrics int8 = 16
@@ -52,11 +53,36 @@ func releaseLine(mv int16) int {
 	return ma*10 + mi
 }
 
+// clusterReleaseLine is the release line of the oldest Apache release among
+// the registered brokers and controllers, told by the highest
+// metadata.version each supports (4.1.2 nodes support 4.1-IV1, 4.4.0 nodes
+// 4.4-IV2); kraftd's own line, 4.4, when none is older. The finalized
+// metadata.version would not do: a 4.4 cluster often runs at an older one.
+func clusterReleaseLine(im *metadata.Image) int {
+	newest := LatestMetadataVersion
+	lower := func(name string, maxSupported int16) {
+		if name == MetadataVersionFeature && maxSupported < newest {
+			newest = maxSupported
+		}
+	}
+	for _, b := range im.Brokers {
+		for _, f := range b.Features {
+			lower(f.Name, f.MaxSupportedVersion)
+		}
+	}
+	for _, c := range im.Controllers {
+		for _, f := range c.Features {
+			lower(f.Name, f.MaxSupportedVersion)
+		}
+	}
+	return releaseLine(newest)
+}
+
 // groupKey is one key of Apache's GroupConfig.
 type groupKey struct {
 	name     string
 	typ      kmsg.ConfigType
-	def      *string // nil: no default
+	def      *string // as described when not set
 	atLeast  *int64  // the definition's own lower bound
 	since    int     // first release line that defines it
 	internal bool    // defined as internal (4.4): accepted, described only when set
@@ -93,7 +119,8 @@ var groupKeys = []groupKey{
 	{name: "streams.num.warmup.replicas", typ: typeInt, def: str("2"), atLeast: i64(0), since: 44, internal: true},
 	{name: "streams.rack.aware.assignment.tags", typ: typeList, def: str(""), since: 44, check: nonEmptyItems},
 	{name: "streams.acceptable.recovery.lag", typ: typeLong, def: str("10000"), atLeast: i64(0), since: 44, internal: true},
-	{name: "streams.assignor.name", typ: typeString, since: 44},
+	// No default to check; described with the first registered assignor's name.
+	{name: "streams.assignor.name", typ: typeString, def: str("sticky"), since: 44},
 	{name: "errors.deadletterqueue.topic.name", typ: typeString, def: str(""), since: 44},
 	{name: "errors.deadletterqueue.copy.record.enable", typ: typeBoolean, def: str("false"), since: 44},
 }

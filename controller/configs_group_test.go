@@ -45,8 +45,9 @@ const (
 )
 
 // Each check of Apache's controller on GROUP and CLIENT_METRICS configs,
-// with the code and message of the release line whose metadata.version is
-// finalized (4.1-IV1 = 27, 4.2-IV1 = 29, 4.4-IV2 = 33).
+// with the code and message of the release line of the cluster's oldest
+// node: its broker supports metadata.version up to 4.1-IV1 (27), 4.2-IV1
+// (29) or 4.4-IV2 (33).
 func TestGroupAndClientMetricsConfigRefusals(t *testing.T) {
 	invalidConfig, invalidRequest := kerr.InvalidConfig.Code, kerr.InvalidRequest.Code
 	cases := []struct {
@@ -107,7 +108,7 @@ func TestGroupAndClientMetricsConfigRefusals(t *testing.T) {
 		{29, clientMetricsType, "m", []configOp{{"metrics", opAppend, strp("c")}}, invalidConfig, "Can't APPEND to key metrics because its type is not LIST."},
 	}
 	for _, tc := range cases {
-		c, q, _ := newTestController(t, tc.mv)
+		c, q := controllerAtLine(t, tc.mv)
 		code, msg := alterConfigs(t, c, tc.typ, tc.name, tc.ops...)
 		if code != tc.code || !strings.HasPrefix(msg, tc.msg) || (tc.code != 0 && tc.msg == "") {
 			t.Errorf("MV %d %v %q %v: code %d %q, want %d %q", tc.mv, tc.typ, tc.name, tc.ops, code, msg, tc.code, tc.msg)
@@ -123,7 +124,7 @@ func TestGroupAndClientMetricsConfigRefusals(t *testing.T) {
 // unchanged value writes nothing, a delete removes the key, and both
 // resources are described with every key, set or default.
 func TestGroupConfigsKeptAndDescribed(t *testing.T) {
-	c, q, _ := newTestController(t, 27)
+	c, q := controllerAtLine(t, 27)
 	if code, msg := alterConfigs(t, c, groupType, "g", set("consumer.session.timeout.ms", "50000"), set("share.auto.offset.reset", "earliest")); code != 0 {
 		t.Fatalf("set: %d %s", code, msg)
 	}
@@ -186,4 +187,31 @@ func configRecords(q *fakeQuorum) int {
 		}
 	}
 	return n
+}
+
+// controllerAtLine is a controller at metadata.version mv whose cluster has
+// one broker registered, supporting metadata.version up to mv: the release
+// line of mv is the cluster's.
+func controllerAtLine(t *testing.T, mv int16) (*Controller, *fakeQuorum) {
+	t.Helper()
+	c, q, _ := newTestController(t, mv)
+	q.write([]metadata.Record{&metadata.RegisterBrokerRecord{BrokerId: 7, BrokerEpoch: 1, Features: []metadata.RegisterBrokerRecordBrokerFeature{
+		{Name: MetadataVersionFeature, MinSupportedVersion: MinMetadataVersion, MaxSupportedVersion: mv}}}})
+	return c, q
+}
+
+// With nothing registered, or only nodes as new as kraftd, the line is
+// kraftd's own; the oldest registered node's decides otherwise.
+func TestClusterReleaseLine(t *testing.T) {
+	if _, q := controllerAtLine(t, 27); clusterReleaseLine(q.c.image) != 41 {
+		t.Errorf("a 4.1 broker: line %d", clusterReleaseLine(q.c.image))
+	}
+	if c, _, _ := newTestController(t, 27); clusterReleaseLine(c.image) != 44 {
+		t.Errorf("no node registered: line %d", clusterReleaseLine(c.image))
+	}
+	for mv, want := range map[int16]int{21: 40, 25: 40, 26: 41, 29: 42, 30: 43, 31: 44, 33: 44} {
+		if got := releaseLine(mv); got != want {
+			t.Errorf("releaseLine(%d) = %d, want %d", mv, got, want)
+		}
+	}
 }

@@ -9,7 +9,8 @@ package server
 //   - v4: flexible.
 //
 // Answered from this node's committed image (any controller, like Apache):
-// topic configs with their schema defaults, and dynamic broker configs.
+// topic configs with their schema defaults, dynamic broker configs, and
+// every key of a group or client metrics subscription, set or default.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

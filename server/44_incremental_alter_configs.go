@@ -6,8 +6,10 @@ package server
 //   - v1: flexible.
 //
 // SET, DELETE, APPEND and SUBTRACT (the last two for list configs) on
-// topics and brokers ("" is the cluster-wide default). Brokers handle
-// BROKER_LOGGER themselves and forward the rest inside an Envelope.
+// topics and brokers ("" is the cluster-wide default); SET and DELETE on
+// groups and client metrics subscriptions, checked whole with the rules of
+// the cluster's release line. Brokers handle BROKER_LOGGER themselves and
+// forward the rest inside an Envelope.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

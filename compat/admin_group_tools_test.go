@@ -1,0 +1,64 @@
+package compat
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// checkGroupConfigTools sets a group's config with kafka-configs
+// --entity-type groups and a client metrics subscription with
+// kafka-client-metrics, both through a broker, describes them through the
+// broker and (kafka-configs --bootstrap-controller) through a kraftd
+// controller, and sees a value out of Apache's bounds refused with
+// Apache's message.
+func checkGroupConfigTools(t *testing.T, v string, ctl *kraftdNode, brokers []*adminBroker) {
+	t.Helper()
+	bs := []string{"--bootstrap-server", brokers[0].Addr()}
+	group := []string{"--entity-type", "groups", "--entity-name", "tool-group"}
+	configs := func(via []string, args ...string) string {
+		t.Helper()
+		return configsTool(t, v, append(append(append([]string{}, via...), group...), args...)...)
+	}
+	if out := configs(bs, "--alter", "--add-config", "consumer.session.timeout.ms=55000,share.auto.offset.reset=earliest"); !strings.Contains(out, "Completed updating config") {
+		t.Errorf("kafka-configs --entity-type groups --alter printed %q", out)
+	}
+	for _, via := range [][]string{bs, {"--bootstrap-controller", ctl.Addr()}} {
+		Eventually(t, ReadyTimeout, fmt.Sprintf("the group's config described through %v", via), nil, func() error {
+			out := configs(via, "--describe")
+			if !strings.Contains(out, "consumer.session.timeout.ms=55000") || !strings.Contains(out, "share.auto.offset.reset=earliest") {
+				return fmt.Errorf("output: %s", out)
+			}
+			return nil
+		})
+	}
+	_, stderr, err := RunTool(t, v, ConfigCommandClass(v), append(append(append([]string{}, bs...), group...), "--alter", "--add-config", "consumer.heartbeat.interval.ms=1000")...)
+	if err == nil || !strings.Contains(stderr, "consumer.heartbeat.interval.ms must be") {
+		t.Errorf("a heartbeat interval below Apache's bound: err %v, stderr %q", err, stderr)
+	}
+
+	metrics := func(args ...string) string {
+		t.Helper()
+		out, err := toolOutput(t, v, "org.apache.kafka.tools.ClientMetricsCommand", append(append([]string{}, bs...), args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if out := metrics("--alter", "--name", "tool-metrics", "--metrics", "org.apache.kafka.producer.", "--interval", "2000", "--match", "client_id=kraftd-.*"); !strings.Contains(out, "Altered client metrics config for tool-metrics.") {
+		t.Errorf("kafka-client-metrics --alter printed %q", out)
+	}
+	Eventually(t, ReadyTimeout, "the subscription described", nil, func() error {
+		out := metrics("--describe", "--name", "tool-metrics")
+		for _, want := range []string{"interval.ms=2000", "metrics=org.apache.kafka.producer.", "match=client_id=kraftd-.*"} {
+			if !strings.Contains(out, want) {
+				return fmt.Errorf("no %s in: %s", want, out)
+			}
+		}
+		return nil
+	})
+	out, _, err := RunTool(t, v, "org.apache.kafka.tools.ClientMetricsCommand", append(append([]string{}, bs...), "--alter", "--name", "tool-metrics", "--interval", "10")...)
+	if err == nil || !strings.Contains(out, "interval must be between 100 and 3600000") {
+		t.Errorf("an interval of 10 ms: err %v, kafka-client-metrics printed %q", err, out)
+	}
+}
