@@ -142,7 +142,6 @@ type groupBound struct {
 	lo, hi         *int64
 	loName, hiName string
 	since          int
-	onlyIfSet      bool // before 4.4 (when every key is checked) only when set
 }
 
 func bounds(key string, lo, hi int64, prefix, what string, since int) groupBound {
@@ -150,26 +149,27 @@ func bounds(key string, lo, hi int64, prefix, what string, since int) groupBound
 		loName: "group." + prefix + ".min." + what, hiName: "group." + prefix + ".max." + what}
 }
 
-// groupBounds are in Apache's order of checking.
+// groupBounds are in Apache's order of checking. (Before 4.4 Apache checks
+// the assignment intervals only when set, and every other key always, an
+// unset one at its default; defaults pass, so checking set keys only, as
+// 4.4 does, gives the same answers.)
 var groupBounds = []groupBound{
 	bounds("consumer.heartbeat.interval.ms", 5000, 15000, "consumer", "heartbeat.interval.ms", 40),
 	bounds("consumer.session.timeout.ms", 45000, 60000, "consumer", "session.timeout.ms", 40),
-	withOnlyIfSet(bounds("consumer.assignment.interval.ms", 0, 15000, "consumer", "assignment.interval.ms", 43)),
+	bounds("consumer.assignment.interval.ms", 0, 15000, "consumer", "assignment.interval.ms", 43),
 	bounds("share.heartbeat.interval.ms", 5000, 15000, "share", "heartbeat.interval.ms", 40),
 	bounds("share.session.timeout.ms", 45000, 60000, "share", "session.timeout.ms", 40),
 	bounds("share.record.lock.duration.ms", 15000, 60000, "share", "record.lock.duration.ms", 40),
 	bounds("share.delivery.count.limit", 2, 10, "share", "delivery.count.limit", 43),
 	bounds("share.partition.max.record.locks", 100, 4000, "share", "partition.max.record.locks", 43),
-	withOnlyIfSet(bounds("share.assignment.interval.ms", 0, 15000, "share", "assignment.interval.ms", 43)),
+	bounds("share.assignment.interval.ms", 0, 15000, "share", "assignment.interval.ms", 43),
 	bounds("streams.heartbeat.interval.ms", 5000, 15000, "streams", "heartbeat.interval.ms", 41),
 	bounds("streams.session.timeout.ms", 45000, 60000, "streams", "session.timeout.ms", 41),
 	{key: "streams.num.standby.replicas", hi: i64(2), hiName: "group.streams.max.standby.replicas", since: 41},
-	withOnlyIfSet(bounds("streams.assignment.interval.ms", 0, 15000, "streams", "assignment.interval.ms", 43)),
+	bounds("streams.assignment.interval.ms", 0, 15000, "streams", "assignment.interval.ms", 43),
 	{key: "streams.task.offset.interval.ms", lo: i64(15000), loName: "group.streams.min.task.offset.interval.ms", since: 44},
 	{key: "streams.num.warmup.replicas", hi: i64(20), hiName: "group.streams.max.warmup.replicas", since: 44},
 }
-
-func withOnlyIfSet(b groupBound) groupBound { b.onlyIfSet = true; return b }
 
 // groupSessionPairs: each kind's session timeout must exceed its heartbeat
 // interval (the controller's defaults stand in for an unset one).

@@ -215,3 +215,27 @@ func TestClusterReleaseLine(t *testing.T) {
 		}
 	}
 }
+
+// Any key and value a client sends to a group or a client metrics
+// subscription, at any line, is answered (accepted, or refused with
+// INVALID_CONFIG or INVALID_REQUEST), never a panic.
+func FuzzGroupAndClientMetricsConfigs(f *testing.F) {
+	f.Add("consumer.session.timeout.ms", "50000", 44)
+	f.Add("share.auto.offset.reset", "by_duration:P1DT2H3M4.5S", 41)
+	f.Add("share.auto.offset.reset", "by_duration:-PT99999999999999H", 44)
+	f.Add("streams.rack.aware.assignment.tags", " a , b,,a", 44)
+	f.Add("match", "client_id=(a|b)*,client_software_name==x", 42)
+	f.Add("metrics", ",", 43)
+	f.Add("interval.ms", "+2147483648", 40)
+	f.Fuzz(func(t *testing.T, key, value string, line int) {
+		line = 40 + (line%5+5)%5
+		for _, err := range []*Error{
+			validateGroupConfigs("g", map[string]string{key: value}, line),
+			validateClientMetricsConfigs("m", map[string]string{key: value}, line),
+		} {
+			if err != nil && err.Code != kerr.InvalidConfig.Code && err.Code != kerr.InvalidRequest.Code {
+				t.Fatalf("%s=%q at %d: code %d %s", key, value, line, err.Code, err.Message)
+			}
+		}
+	})
+}
