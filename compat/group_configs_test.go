@@ -99,14 +99,21 @@ func alterGroupConfigs(t *testing.T, addr string, round int) []string {
 // lines under a line with each resource's error.
 func describeGroupConfigs(t *testing.T, addr string, round int) []string {
 	t.Helper()
+	return describeGroupConfigsNamed(t, addr, roundName("g", round), roundName("m", round))
+}
+
+// describeGroupConfigsNamed is describeGroupConfigs of the group and
+// subscription named.
+func describeGroupConfigsNamed(t *testing.T, addr, group, subscription string) []string {
+	t.Helper()
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.SetVersion(4)
 	for _, r := range []struct {
 		typ  kmsg.ConfigResourceType
 		name string
-	}{{kmsg.ConfigResourceTypeGroupConfig, "g"}, {kmsg.ConfigResourceTypeClientMetrics, "m"}, {kmsg.ConfigResourceTypeGroupConfig, ""}} {
+	}{{kmsg.ConfigResourceTypeGroupConfig, group}, {kmsg.ConfigResourceTypeClientMetrics, subscription}, {kmsg.ConfigResourceTypeGroupConfig, ""}} {
 		res := kmsg.NewDescribeConfigsRequestResource()
-		res.ResourceType, res.ResourceName = r.typ, roundName(r.name, round)
+		res.ResourceType, res.ResourceName = r.typ, r.name
 		req.Resources = append(req.Resources, res)
 	}
 	resp, err := Request(addr, req)
