@@ -69,3 +69,33 @@ func checkGroupConfigTools(t *testing.T, v string, ctl *kraftdNode, brokers []*a
 		t.Errorf("an interval of 10 ms: err %v, kafka-client-metrics printed %q", err, out)
 	}
 }
+
+// checkLoggerTools reads and moves a kraftd controller's log level with
+// kafka-configs --bootstrap-controller --entity-type broker-loggers, as an
+// operator does with Apache's controllers, and puts it back.
+func checkLoggerTools(t *testing.T, v string, ctl *kraftdNode) {
+	t.Helper()
+	logger := []string{"--bootstrap-controller", ctl.Addr(), "--entity-type", "broker-loggers", "--entity-name", fmt.Sprint(ctl.ID)}
+	configs := func(args ...string) string {
+		t.Helper()
+		return configsTool(t, v, append(append([]string{}, logger...), args...)...)
+	}
+	before := configs("--describe")
+	if !strings.Contains(before, "root=DEBUG") {
+		t.Fatalf("kafka-configs --describe of broker-logger %d printed %q, want root=DEBUG (kraftd runs at --log-level debug here)", ctl.ID, before)
+	}
+	if out := configs("--alter", "--add-config", "root=WARN"); !strings.Contains(out, "Completed updating config") {
+		t.Errorf("--alter --add-config root=WARN printed %q", out)
+	}
+	if out := configs("--describe"); !strings.Contains(out, "root=WARN") {
+		t.Errorf("after root=WARN, --describe printed %q", out)
+	}
+	_, stderr, err := RunTool(t, v, ConfigCommandClass(v), append(append([]string{}, logger...), "--alter", "--add-config", "root=LOUD")...)
+	if err == nil || !strings.Contains(stderr, "Cannot set the log level of root to LOUD as it is not a supported log level") {
+		t.Errorf("root=LOUD: err %v, stderr %q", err, stderr)
+	}
+	configs("--alter", "--add-config", "root=DEBUG")
+	if out := configs("--describe"); !strings.Contains(out, "root=DEBUG") {
+		t.Errorf("after root=DEBUG, --describe printed %q", out)
+	}
+}

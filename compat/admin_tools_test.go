@@ -73,6 +73,8 @@ func TestAdminToolsOnKraftd(t *testing.T) {
 		at("delegation tokens")
 		t.Run("GroupConfigs", func(t *testing.T) { checkGroupConfigTools(t, v, ctls[0], brokers) })
 		at("group configs and client metrics subscriptions")
+		t.Run("Loggers", func(t *testing.T) { checkLoggerTools(t, v, ctls[1]) })
+		at("a controller's log level")
 		checkReassignAndElect(t, v, ctls, set, at)
 		t.Run("Unregister", func(t *testing.T) { checkUnregister(t, v, set.Broker(101), brokers[1]) })
 		at("kafka-cluster unregister")

@@ -10,9 +10,12 @@ package server
 //
 // Answered from this node's committed image (any controller, like Apache):
 // topic configs with their schema defaults, dynamic broker configs, and
-// every key of a group or client metrics subscription, set or default.
+// every key of a group or client metrics subscription, set or default;
+// this node's own log level (BROKER_LOGGER, broker_logger.go).
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -21,7 +24,16 @@ func init() { regKey(32, 1, 4, (*Server).handleDescribeConfigs) }
 
 func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
-	refused := s.authorizeDescribeConfigs(r, req)
+	// Refused resources and this node's loggers are answered here, the
+	// rest from the metadata image.
+	answered := s.authorizeDescribeConfigs(r, req)
+	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
+		if int8(res.ResourceType) == configBrokerLogger {
+			answered = append(answered, s.describeLoggers(res))
+			return true
+		}
+		return false
+	})
 	ctl := s.controllerOf()
 	if ctl == nil {
 		resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -30,9 +42,10 @@ func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 			out.ResourceType, out.ResourceName, out.ErrorCode = res.ResourceType, res.ResourceName, kerr.NotController.Code
 			resp.Resources = append(resp.Resources, out)
 		}
+		resp.Resources = append(resp.Resources, answered...)
 		return resp, nil
 	}
 	resp := ctl.DescribeConfigs(req)
-	resp.Resources = append(resp.Resources, refused...)
+	resp.Resources = append(resp.Resources, answered...)
 	return resp, nil
 }

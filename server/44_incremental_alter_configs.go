@@ -8,10 +8,13 @@ package server
 // SET, DELETE, APPEND and SUBTRACT (the last two for list configs) on
 // topics and brokers ("" is the cluster-wide default); SET and DELETE on
 // groups and client metrics subscriptions, checked whole with the rules of
-// the cluster's release line. Brokers handle BROKER_LOGGER themselves and
-// forward the rest inside an Envelope.
+// the cluster's release line; SET of this node's own log level
+// (BROKER_LOGGER, broker_logger.go). Brokers handle BROKER_LOGGER
+// themselves and forward the rest inside an Envelope.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
@@ -22,6 +25,24 @@ func init() { regKey(44, 0, 1, (*Server).handleIncrementalAlterConfigs) }
 func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	refused := s.authorizeIncrementalAlterConfigs(r, req)
+	// This node's loggers are its own business, not the metadata's.
+	var loggers []kmsg.IncrementalAlterConfigsResponseResource
+	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) bool {
+		if int8(res.ResourceType) != configBrokerLogger {
+			return false
+		}
+		out := kmsg.NewIncrementalAlterConfigsResponseResource()
+		out.ResourceType, out.ResourceName = res.ResourceType, res.ResourceName
+		out.ErrorCode, out.ErrorMessage = s.alterLoggers(res, req.ValidateOnly)
+		loggers = append(loggers, out)
+		return true
+	})
+	refused = append(refused, loggers...)
+	if len(req.Resources) == 0 {
+		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
+		resp.Resources = refused
+		return resp, nil
+	}
 	err := errNoController
 	var resp *kmsg.IncrementalAlterConfigsResponse
 	if ctl := s.controllerOf(); ctl != nil {

@@ -13,6 +13,9 @@
 // TLS and SASL, and the principal each connection carries (ANONYMOUS, the mapped DN
 // of a client certificate, or the SASL user) for authorization to use.
 //
+// It owns the node's own log level too (BROKER_LOGGER configs of this
+// node's id), which is process state, never metadata.
+//
 // It must never hold consensus or cluster state of its own: that lives in
 // packages quorum and controller. A request that waits (a parked Fetch) must
 // never hold up another connection.

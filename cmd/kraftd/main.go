@@ -84,5 +84,9 @@ func newLogger(c *cli.Context) (zerolog.Logger, error) {
 	default:
 		return zerolog.Logger{}, cli.Exit(fmt.Sprintf("--log-format: unknown format %q", format), 2)
 	}
-	return log.Level(level).With().Timestamp().Logger(), nil
+	// The level is zerolog's global one, which a BROKER_LOGGER change of
+	// "root" moves at run time (server/broker_logger.go); the logger
+	// itself lets everything through to it.
+	zerolog.SetGlobalLevel(level)
+	return log.Level(zerolog.TraceLevel).With().Timestamp().Logger(), nil
 }
