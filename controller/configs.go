@@ -204,8 +204,9 @@ const (
 	opSubtract = 3
 )
 
-// IncrementalAlterConfigs handles IncrementalAlterConfigs for topics and
-// brokers (Apache's ConfigurationControlManager.incrementalAlterConfigs).
+// IncrementalAlterConfigs handles IncrementalAlterConfigs for topics,
+// brokers, groups and client metrics subscriptions (Apache's
+// ConfigurationControlManager.incrementalAlterConfigs).
 func (c *Core) IncrementalAlterConfigs(now time.Time, req *kmsg.IncrementalAlterConfigsRequest, answer func(*kmsg.IncrementalAlterConfigsResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
@@ -425,8 +426,9 @@ func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]m
 }
 
 // DescribeConfigs answers from the committed image: a topic's dynamic
-// configs and the schema defaults, a broker's dynamic configs. It needs no
-// leadership, like Apache's controller, which answers from its own image.
+// configs and the schema defaults, a broker's dynamic configs, every key of
+// a group or client metrics subscription. It needs no leadership, like
+// Apache's controller, which answers from its own image.
 func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 	c.mu.RLock()
