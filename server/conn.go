@@ -123,7 +123,8 @@ func (s *Server) idle() time.Duration { return time.Duration(s.cfg.ConnMaxIdleMs
 // readFrame waits for the next frame and reads it once the node-wide
 // decode budget has room for it; the caller releases len(frame) after
 // decoding. A connection that sends nothing for connections.max.idle.ms
-// while it has no request in flight is idle, and the error says so.
+// while it has no request in flight, and was answered nothing in that
+// time, is idle, and the error says so.
 func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, resp *responder) ([]byte, error) {
 	for {
 		// Peek consumes nothing, so a timeout here loses no bytes, and a
@@ -136,7 +137,7 @@ func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, res
 		if !errors.Is(err, os.ErrDeadlineExceeded) {
 			return nil, err
 		}
-		if !resp.busy() {
+		if resp.idleFor(s.idle()) {
 			return nil, errIdle
 		}
 	}

@@ -167,6 +167,31 @@ func TestIdleConnectionIsClosedButOneWaitingForAnAnswerIsNot(t *testing.T) {
 	}
 }
 
+// The idle clock restarts when an answer is written: a client answered
+// just before its read deadline would have passed keeps the whole
+// connections.max.idle.ms to send its next request. (It used to be closed
+// at that deadline, moments after the answer.)
+func TestAnswerRestartsTheIdleClock(t *testing.T) {
+	_, addr, b := startServerWith(t, map[string]string{"connections.max.idle.ms": "1000"}, nil)
+	c := dial(t, addr)
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.SetVersion(17)
+	c.send(fetch, 1) // parks until released
+	// The server's read deadline falls about 1000 ms after the fetch was
+	// read; the answer goes out 100 ms before it, and the next request
+	// comes 200 ms after the answer.
+	time.Sleep(900 * time.Millisecond)
+	close(b.release)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if corr, _ := c.recv(fetch); corr != 1 {
+		t.Fatalf("parked fetch answered with corr %d", corr)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if !answered(t, c, 2) {
+		t.Fatal("the connection was closed as idle 200 ms after its answer, with connections.max.idle.ms 1000")
+	}
+}
+
 // A client that sends and never reads is cut off by the write deadline
 // (connections.max.idle.ms without taking a byte), so it does not pin the
 // handler that writes to it.

@@ -82,7 +82,10 @@ type responder struct {
 	owed     int64
 	peakOwed int64 // the most ever owed at once, for tests
 	dead     bool
-	pending  sync.WaitGroup
+	// lastAnswer is when an answer was last handed to the kernel: the
+	// connection's idle time counts from then, not from its last request.
+	lastAnswer time.Time
+	pending    sync.WaitGroup
 }
 
 func newResponder(c net.Conn, cancel context.CancelFunc, maxInFlight int, writeTimeout time.Duration) *responder {
@@ -129,12 +132,14 @@ func (r *responder) fits(p *pending) bool {
 	return r.inFlight < r.maxInFlight && (r.owed == 0 || r.owed+p.reserve <= r.maxOwed)
 }
 
-// busy reports whether the connection has requests in flight, so that a
-// client waiting for a parked answer is not idle.
-func (r *responder) busy() bool {
+// idleFor reports whether the connection has had no request in flight and
+// no answer written for d: a client waiting for a parked answer is not
+// idle, nor one that has just been answered (it had the whole interval to
+// send its next request).
+func (r *responder) idleFor(d time.Duration) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.inFlight > 0
+	return r.inFlight == 0 && time.Since(r.lastAnswer) >= d
 }
 
 // finish marks p answered and writes what is ready at the head of the queue.
@@ -167,6 +172,7 @@ func (r *responder) finish(p *pending) {
 	// a client that does not read keeps it taken.
 	r.mu.Lock()
 	r.inFlight -= len(ready)
+	r.lastAnswer = time.Now()
 	for _, q := range ready {
 		r.owed -= int64(len(q.frame))
 		q.frame = nil
