@@ -65,27 +65,13 @@ func validateClientMetricsConfigs(name string, configs map[string]string, line i
 		}
 	}
 	if v, set := configs["match"]; set {
-		for _, pattern := range dedupList(javaList(v), line) {
+		for _, pattern := range javaList(v) {
 			if !validMatchPattern(pattern) {
 				return apiErr(kerr.InvalidConfig.Code, "Illegal client matching pattern: %s", pattern)
 			}
 		}
 	}
 	return nil
-}
-
-// dedupList drops repeated items, as ConfigDef parsing does from 4.2.
-func dedupList(items []string, line int) []string {
-	if line < 42 {
-		return items
-	}
-	var out []string
-	for _, it := range items {
-		if !slices.Contains(out, it) {
-			out = append(out, it)
-		}
-	}
-	return out
 }
 
 // validMatchPattern: "<param>=<regular expression>", split as Java's

@@ -89,40 +89,39 @@ type groupKey struct {
 	check    func(name, value string, line int) *Error
 }
 
-func str(s string) *string { return &s }
-func i64(n int64) *int64   { return &n }
+func i64(n int64) *int64 { return &n }
 
 // groupKeys are GroupConfig's keys in definition order (the order Apache
 // parses them, so the first bad one is the one named).
 var groupKeys = []groupKey{
-	{name: "consumer.session.timeout.ms", typ: typeInt, def: str("45000"), atLeast: i64(1), since: 40},
-	{name: "consumer.heartbeat.interval.ms", typ: typeInt, def: str("5000"), atLeast: i64(1), since: 40},
-	{name: "consumer.assignment.interval.ms", typ: typeInt, def: str("1000"), atLeast: i64(0), since: 43},
-	{name: "consumer.assignor.offload.enable", typ: typeBoolean, def: str("true"), since: 44, internal: true},
-	{name: "share.session.timeout.ms", typ: typeInt, def: str("45000"), atLeast: i64(1), since: 40},
-	{name: "share.heartbeat.interval.ms", typ: typeInt, def: str("5000"), atLeast: i64(1), since: 40},
-	{name: "share.record.lock.duration.ms", typ: typeInt, def: str("30000"), atLeast: i64(1000), since: 40},
-	{name: "share.delivery.count.limit", typ: typeInt, def: str("5"), atLeast: i64(2), since: 43},
-	{name: "share.partition.max.record.locks", typ: typeInt, def: str("2000"), atLeast: i64(100), since: 43},
-	{name: "share.auto.offset.reset", typ: typeString, def: str("latest"), since: 40, check: checkShareOffsetReset},
-	{name: "share.isolation.level", typ: typeString, def: str("read_uncommitted"), since: 41, check: oneOf("read_committed", "read_uncommitted")},
-	{name: "share.renew.acknowledge.enable", typ: typeBoolean, def: str("true"), since: 43},
-	{name: "share.assignment.interval.ms", typ: typeInt, def: str("1000"), atLeast: i64(0), since: 43},
-	{name: "share.assignor.offload.enable", typ: typeBoolean, def: str("true"), since: 44, internal: true},
-	{name: "streams.session.timeout.ms", typ: typeInt, def: str("45000"), atLeast: i64(1), since: 41},
-	{name: "streams.heartbeat.interval.ms", typ: typeInt, def: str("5000"), atLeast: i64(1), since: 41},
-	{name: "streams.num.standby.replicas", typ: typeInt, def: str("0"), atLeast: i64(0), since: 41},
-	{name: "streams.initial.rebalance.delay.ms", typ: typeInt, def: str("3000"), atLeast: i64(0), since: 42},
-	{name: "streams.assignment.interval.ms", typ: typeInt, def: str("1000"), atLeast: i64(0), since: 43},
-	{name: "streams.assignor.offload.enable", typ: typeBoolean, def: str("true"), since: 44, internal: true},
-	{name: "streams.task.offset.interval.ms", typ: typeInt, def: str("60000"), atLeast: i64(1), since: 44, internal: true},
-	{name: "streams.num.warmup.replicas", typ: typeInt, def: str("2"), atLeast: i64(0), since: 44, internal: true},
-	{name: "streams.rack.aware.assignment.tags", typ: typeList, def: str(""), since: 44, check: nonEmptyItems},
-	{name: "streams.acceptable.recovery.lag", typ: typeLong, def: str("10000"), atLeast: i64(0), since: 44, internal: true},
+	{name: "consumer.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 40},
+	{name: "consumer.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 40},
+	{name: "consumer.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43},
+	{name: "consumer.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true},
+	{name: "share.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 40},
+	{name: "share.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 40},
+	{name: "share.record.lock.duration.ms", typ: typeInt, def: kmsg.StringPtr("30000"), atLeast: i64(1000), since: 40},
+	{name: "share.delivery.count.limit", typ: typeInt, def: kmsg.StringPtr("5"), atLeast: i64(2), since: 43},
+	{name: "share.partition.max.record.locks", typ: typeInt, def: kmsg.StringPtr("2000"), atLeast: i64(100), since: 43},
+	{name: "share.auto.offset.reset", typ: typeString, def: kmsg.StringPtr("latest"), since: 40, check: checkShareOffsetReset},
+	{name: "share.isolation.level", typ: typeString, def: kmsg.StringPtr("read_uncommitted"), since: 41, check: oneOf("read_committed", "read_uncommitted")},
+	{name: "share.renew.acknowledge.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 43},
+	{name: "share.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43},
+	{name: "share.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true},
+	{name: "streams.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 41},
+	{name: "streams.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 41},
+	{name: "streams.num.standby.replicas", typ: typeInt, def: kmsg.StringPtr("0"), atLeast: i64(0), since: 41},
+	{name: "streams.initial.rebalance.delay.ms", typ: typeInt, def: kmsg.StringPtr("3000"), atLeast: i64(0), since: 42},
+	{name: "streams.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43},
+	{name: "streams.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true},
+	{name: "streams.task.offset.interval.ms", typ: typeInt, def: kmsg.StringPtr("60000"), atLeast: i64(1), since: 44, internal: true},
+	{name: "streams.num.warmup.replicas", typ: typeInt, def: kmsg.StringPtr("2"), atLeast: i64(0), since: 44, internal: true},
+	{name: "streams.rack.aware.assignment.tags", typ: typeList, def: kmsg.StringPtr(""), since: 44, check: nonEmptyItems},
+	{name: "streams.acceptable.recovery.lag", typ: typeLong, def: kmsg.StringPtr("10000"), atLeast: i64(0), since: 44, internal: true},
 	// No default to check; described with the first registered assignor's name.
-	{name: "streams.assignor.name", typ: typeString, def: str("sticky"), since: 44},
-	{name: "errors.deadletterqueue.topic.name", typ: typeString, def: str(""), since: 44},
-	{name: "errors.deadletterqueue.copy.record.enable", typ: typeBoolean, def: str("false"), since: 44},
+	{name: "streams.assignor.name", typ: typeString, def: kmsg.StringPtr("sticky"), since: 44},
+	{name: "errors.deadletterqueue.topic.name", typ: typeString, def: kmsg.StringPtr(""), since: 44},
+	{name: "errors.deadletterqueue.copy.record.enable", typ: typeBoolean, def: kmsg.StringPtr("false"), since: 44},
 }
 
 func groupKeyNamed(name string, line int) (groupKey, bool) {
@@ -501,7 +500,7 @@ func describeGroupOrClientMetrics(res metadata.ConfigResource, set map[string]st
 		}
 		for _, k := range clientMetricsKeys {
 			if _, isSet := set[k.name]; line >= 41 || isSet {
-				add(k.name, str(k.def), k.typ, sourceClientMetrics)
+				add(k.name, kmsg.StringPtr(k.def), k.typ, sourceClientMetrics)
 			}
 		}
 	}

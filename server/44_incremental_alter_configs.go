@@ -24,9 +24,9 @@ func init() { regKey(44, 0, 1, (*Server).handleIncrementalAlterConfigs) }
 
 func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
-	refused := s.authorizeIncrementalAlterConfigs(r, req)
-	// This node's loggers are its own business, not the metadata's.
-	var loggers []kmsg.IncrementalAlterConfigsResponseResource
+	// Refused resources and this node's loggers are answered here, the
+	// rest by the controller.
+	answered := s.authorizeIncrementalAlterConfigs(r, req)
 	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) bool {
 		if int8(res.ResourceType) != configBrokerLogger {
 			return false
@@ -34,13 +34,12 @@ func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error
 		out := kmsg.NewIncrementalAlterConfigsResponseResource()
 		out.ResourceType, out.ResourceName = res.ResourceType, res.ResourceName
 		out.ErrorCode, out.ErrorMessage = s.alterLoggers(res, req.ValidateOnly)
-		loggers = append(loggers, out)
+		answered = append(answered, out)
 		return true
 	})
-	refused = append(refused, loggers...)
 	if len(req.Resources) == 0 {
 		resp := req.ResponseKind().(*kmsg.IncrementalAlterConfigsResponse)
-		resp.Resources = refused
+		resp.Resources = answered
 		return resp, nil
 	}
 	err := errNoController
@@ -59,6 +58,6 @@ func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error
 			resp.Resources = append(resp.Resources, out)
 		}
 	}
-	resp.Resources = append(resp.Resources, refused...)
+	resp.Resources = append(resp.Resources, answered...)
 	return resp, nil
 }
