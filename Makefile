@@ -39,10 +39,13 @@ vet:
 	$(GO) vet -tags matrix ./compat
 	cd examples/failover && $(GO) vet ./...
 
+# Record code from metadata/definitions, and each release's KafkaConfig
+# facts from its jars (make kafka fetches them).
 gen:
 	$(GO) run ./metadata/gen
+	./scripts/gen-config-defs.sh
 
-gen-check:
+gen-check: kafka
 	./scripts/verify-gen.sh
 
 # The output is kept in bin/test-output.log; on a failure the digest of

@@ -32,6 +32,15 @@ var (
 func describeAllBroker(t *testing.T, v, bootstrap string, id int) map[string]describedConfig {
 	t.Helper()
 	out := configsTool(t, v, "--bootstrap-server", bootstrap, "--describe", "--all", "--entity-type", "brokers", "--entity-name", fmt.Sprint(id))
+	got := parseDescribe(out)
+	if len(got) < 100 {
+		t.Fatalf("kafka-configs --describe --all for broker %d listed %d configs:\n%s", id, len(got), out)
+	}
+	return got
+}
+
+// parseDescribe reads the config lines of kafka-configs --describe.
+func parseDescribe(out string) map[string]describedConfig {
 	got := map[string]describedConfig{}
 	for _, line := range strings.Split(out, "\n") {
 		m := describeLineRe.FindStringSubmatch(line)
@@ -43,9 +52,6 @@ func describeAllBroker(t *testing.T, v, bootstrap string, id int) map[string]des
 			c.Synonyms = append(c.Synonyms, s[1]+":"+s[2])
 		}
 		got[m[1]] = c
-	}
-	if len(got) < 100 {
-		t.Fatalf("kafka-configs --describe --all for broker %d listed %d configs:\n%s", id, len(got), out)
 	}
 	return got
 }

@@ -62,6 +62,14 @@ func (m *MixedMember) Proc() *Process {
 // LogDir is the member's __cluster_metadata-0 directory.
 func (m *MixedMember) LogDir() string { return filepath.Join(m.Dir, "__cluster_metadata-0") }
 
+// ConfigFile is the path of the member's server.properties.
+func (m *MixedMember) ConfigFile() string {
+	if m.Apache != nil {
+		return m.Apache.Config
+	}
+	return m.conf
+}
+
 func (m *MixedMember) String() string { return fmt.Sprintf("%s node %d", m.Kind, m.ID) }
 
 // Start launches (or relaunches, on the same directory) the member.

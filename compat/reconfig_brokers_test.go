@@ -134,7 +134,9 @@ func MemberIDs(members ...*MixedMember) []int32 {
 // brokers serving. A broker's kafka-configs --describe --all, after
 // dynamic broker configs were written through the all-kraftd quorum, shows
 // the same configs and synonym sources as after the same configs went
-// through the Apache quorum it started with; and GROUP and CLIENT_METRICS
+// through the Apache quorum it started with; a kraftd controller describes
+// its own configuration (every KafkaConfig key) as the Apache controller
+// it replaced did; and GROUP and CLIENT_METRICS
 // config changes (groupConfigChanges) get the same answers from either
 // quorum, and are described alike by a broker and a controller.
 func TestRollingReplacement(t *testing.T) {
@@ -148,6 +150,8 @@ func TestRollingReplacement(t *testing.T) {
 		// through Apache's quorum, and then through kraftd's.
 		described := setAndDescribeBroker(t, v, r.brokers.Brokers[0], 0)
 		at("broker configs set through Apache's quorum and described")
+		apacheOwn := describeOwnConfig(t, v, r.live[0])
+		at("an Apache controller's own configuration described")
 		// And what GROUP and CLIENT_METRICS changes get, and leave, through
 		// Apache's quorum and then through kraftd's.
 		apacheAnswers, apacheViaBroker, apacheViaController := groupConfigRound(t, r.brokers.Addrs()[0], r.live[0].Addr(), 0)
@@ -170,6 +174,8 @@ func TestRollingReplacement(t *testing.T) {
 			if kind == KindKraftd {
 				compareDescribeAll(t, described, setAndDescribeBroker(t, v, r.brokers.Brokers[0], 1), 1)
 				at("broker configs set through kraftd's quorum described as through Apache's")
+				compareOwnConfig(t, apacheOwn, describeOwnConfig(t, v, r.live[0]), 1)
+				at("a kraftd controller's own configuration described as Apache's")
 				answers, viaBroker, viaController := groupConfigRound(t, r.brokers.Addrs()[0], r.live[0].Addr(), 1)
 				checkGroupConfigsAlike(t, apacheAnswers, answers, "group and client metrics config changes through a broker")
 				checkGroupConfigsAlike(t, apacheViaBroker, viaBroker, "their DescribeConfigs through a broker")

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -426,8 +427,8 @@ func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]m
 }
 
 // DescribeConfigs answers from the committed image: a topic's dynamic
-// configs and the schema defaults, a broker's dynamic configs, every key of
-// a group or client metrics subscription. It needs no leadership, like
+// configs and the schema defaults, every key of a group or client metrics
+// subscription. It needs no leadership, like
 // Apache's controller, which answers from its own image.
 func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
@@ -464,22 +465,25 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 				v, src := resolveTopicConfig(im, dynamic, name)
 				out.Configs = append(out.Configs, describedConfig(req, name, &v, src, topicConfigs[name].typ))
 			}
-		} else {
-			src := sourceDynamicBroker
-			if res.Name == "" {
-				src = sourceDynamicDefaultBroker
-			}
-			for _, name := range sortedKeys(dynamic) {
-				if want(name) {
-					def, _ := configDefFor(res.ResourceType, name)
-					v := dynamic[name]
-					out.Configs = append(out.Configs, describedConfig(req, name, &v, src, def.typ))
-				}
-			}
 		}
+		// BROKER resources are the answering node's own configuration,
+		// described by the server with kafkaconfig from BrokerConfigs.
 		resp.Resources = append(resp.Resources, out)
 	}
 	return resp
+}
+
+// BrokerConfigs is what a node describes its own configuration from (see
+// kafkaconfig.Node): the dynamic configs of BROKER nodeID and of the
+// cluster default in the committed image, and the release line of the
+// oldest registered node, whose KafkaConfig the answer follows.
+func (c *Controller) BrokerConfigs(nodeID int32) (perNode, clusterDefault map[string]string, line int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	im := c.image
+	perNode = maps.Clone(im.Configs[metadata.ConfigResource{ResourceType: resourceBroker, Name: strconv.Itoa(int(nodeID))}])
+	clusterDefault = maps.Clone(im.Configs[metadata.ConfigResource{ResourceType: resourceBroker}])
+	return perNode, clusterDefault, exactReleaseLine(oldestSupported(im))
 }
 
 func describedConfig(req *kmsg.DescribeConfigsRequest, name string, value *string, src int8, typ kmsg.ConfigType) kmsg.DescribeConfigsResponseResourceConfig {

@@ -41,14 +41,18 @@ const maxConfigValueChars = 32767
 // releaseLine is the Apache release line of a metadata.version level, as
 // major*10+minor: 40 for 4.0-IV3, 44 for 4.4-IV2. Levels before 4.0 count
 // as 4.0 (kraftd applies one line's rules to them).
-func releaseLine(mv int16) int {
+func releaseLine(mv int16) int { return max(40, exactReleaseLine(mv)) }
+
+// exactReleaseLine is releaseLine without the floor: 39 for 3.9-IV0; 0 for
+// a level with no release name.
+func exactReleaseLine(mv int16) int {
 	name := MetadataVersionName(mv)
 	major, rest, ok1 := strings.Cut(name, ".")
 	minor, _, ok2 := strings.Cut(rest, "-")
 	ma, err1 := strconv.Atoi(major)
 	mi, err2 := strconv.Atoi(minor)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil || ma < 4 {
-		return 40
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return 0
 	}
 	return ma*10 + mi
 }
@@ -58,7 +62,11 @@ func releaseLine(mv int16) int {
 // metadata.version each supports (4.1.2 nodes support 4.1-IV1, 4.4.0 nodes
 // 4.4-IV2); kraftd's own line, 4.4, when none is older. The finalized
 // metadata.version would not do: a 4.4 cluster often runs at an older one.
-func clusterReleaseLine(im *metadata.Image) int {
+func clusterReleaseLine(im *metadata.Image) int { return releaseLine(oldestSupported(im)) }
+
+// oldestSupported is the lowest of the highest metadata.version levels the
+// registered nodes support; kraftd's own highest when none is lower.
+func oldestSupported(im *metadata.Image) int16 {
 	newest := LatestMetadataVersion
 	lower := func(name string, maxSupported int16) {
 		if name == MetadataVersionFeature && maxSupported < newest {
@@ -75,7 +83,7 @@ func clusterReleaseLine(im *metadata.Image) int {
 			lower(f.Name, f.MaxSupportedVersion)
 		}
 	}
-	return releaseLine(newest)
+	return newest
 }
 
 // groupKey is one key of Apache's GroupConfig.

@@ -9,9 +9,11 @@ package server
 //   - v4: flexible.
 //
 // Answered from this node's committed image (any controller, like Apache):
-// topic configs with their schema defaults, dynamic broker configs, and
-// every key of a group or client metrics subscription, set or default;
-// this node's own log level (BROKER_LOGGER, broker_logger.go).
+// topic configs with their schema defaults, and every key of a group or
+// client metrics subscription, set or default. BROKER is this node's own
+// configuration, every key of the KafkaConfig of the cluster's oldest
+// release line (describe_own_config.go); BROKER_LOGGER its own log level
+// (broker_logger.go).
 
 import (
 	"slices"
@@ -35,6 +37,15 @@ func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 		return false
 	})
 	ctl := s.controllerOf()
+	if ctl != nil {
+		req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
+			if res.ResourceType == kmsg.ConfigResourceTypeBroker {
+				answered = append(answered, s.describeOwnConfig(req, res, ctl))
+				return true
+			}
+			return false
+		})
+	}
 	if ctl == nil {
 		resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 		for _, res := range req.Resources {

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"sort"
@@ -109,6 +110,9 @@ type Config struct {
 	Tokens TokenConfig
 	// Unknown lists keys kraftd does not use; start-up warns about each.
 	Unknown []string
+	// Static is the file as read, every key: a node describes its own
+	// configuration from it as Apache describes its server.properties.
+	Static map[string]string
 }
 
 // sslListeners names the listeners that serve TLS (SSL and SASL_SSL), in
@@ -191,7 +195,7 @@ func (e *ConfigError) Error() string { return fmt.Sprintf("config %s: %v", e.Key
 
 // ParseConfig validates props into a Config. Every error is a *ConfigError.
 func ParseConfig(props map[string]string) (*Config, error) {
-	c := &Config{}
+	c := &Config{Static: maps.Clone(props)}
 	p := parser{props: props, used: map[string]bool{}}
 
 	if roles := p.str("process.roles", ""); roles != "controller" {
