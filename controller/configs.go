@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -213,10 +212,11 @@ func (c *Core) IncrementalAlterConfigs(now time.Time, req *kmsg.IncrementalAlter
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		resp.Resources = nil
 		var recs []metadata.Record
+		rules := c.ctl.groupRules(im)
 		for _, r := range req.Resources {
 			out := kmsg.NewIncrementalAlterConfigsResponseResource()
 			out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
-			more, err := incrementalChanges(im, r)
+			more, err := incrementalChanges(im, r, rules)
 			if err != nil {
 				out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
 			} else {
@@ -231,7 +231,7 @@ func (c *Core) IncrementalAlterConfigs(now time.Time, req *kmsg.IncrementalAlter
 	}, func(_ written, err error) { answer(resp, err) })
 }
 
-func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsRequestResource) ([]metadata.Record, *Error) {
+func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsRequestResource, rules groupRules) ([]metadata.Record, *Error) {
 	if err := checkResource(im, r.ResourceType, r.ResourceName); err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsReques
 		recs = append(recs, &metadata.ConfigRecord{ResourceType: res.ResourceType, ResourceName: res.Name, Name: cfg.Name, Value: value})
 	}
 	if isGroupOrClientMetrics(res.ResourceType) {
-		return alterWholeConfig(current, res, whole, clusterReleaseLine(im))
+		return alterWholeConfig(current, res, whole, rules)
 	}
 	return recs, nil
 }
@@ -357,10 +357,11 @@ func (c *Core) AlterConfigs(now time.Time, req *kmsg.AlterConfigsRequest, answer
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		resp.Resources = nil
 		var recs []metadata.Record
+		rules := c.ctl.groupRules(im)
 		for _, r := range req.Resources {
 			out := kmsg.NewAlterConfigsResponseResource()
 			out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
-			more, err := replaceConfigs(im, r)
+			more, err := replaceConfigs(im, r, rules)
 			if err != nil {
 				out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
 			} else {
@@ -375,7 +376,7 @@ func (c *Core) AlterConfigs(now time.Time, req *kmsg.AlterConfigsRequest, answer
 	}, func(_ written, err error) { answer(resp, err) })
 }
 
-func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]metadata.Record, *Error) {
+func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource, rules groupRules) ([]metadata.Record, *Error) {
 	if err := checkResource(im, r.ResourceType, r.ResourceName); err != nil {
 		return nil, err
 	}
@@ -411,7 +412,7 @@ func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource) ([]m
 		for name, v := range next {
 			changes[name] = &v
 		}
-		return alterWholeConfig(im.Configs[res], res, changes, clusterReleaseLine(im))
+		return alterWholeConfig(im.Configs[res], res, changes, rules)
 	}
 	var recs []metadata.Record
 	for _, name := range sortedKeys(im.Configs[res]) {
@@ -448,13 +449,17 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 		out.ErrorMessage = kmsg.StringPtr("") // what Apache sends on success
 		want := func(name string) bool { return r.ConfigNames == nil || slices.Contains(r.ConfigNames, name) }
 		if isGroupOrClientMetrics(res.ResourceType) {
-			configs, err := describeGroupOrClientMetrics(res, dynamic, clusterReleaseLine(im))
+			configs, err := describeGroupOrClientMetrics(res, dynamic, c.groupRules(im))
 			if err != nil {
 				out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
 			}
 			for _, d := range configs {
 				if want(d.name) {
-					out.Configs = append(out.Configs, describedConfig(req, d.name, d.value, d.source, d.typ))
+					cfg := describedConfig(req, d.name, d.value, d.source(), d.typ)
+					if req.IncludeSynonyms {
+						cfg.ConfigSynonyms = wireSynonyms(d.synonyms)
+					}
+					out.Configs = append(out.Configs, cfg)
 				}
 			}
 		} else if res.ResourceType == resourceTopic {
@@ -471,19 +476,6 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 		resp.Resources = append(resp.Resources, out)
 	}
 	return resp
-}
-
-// BrokerConfigs is what a node describes its own configuration from (see
-// kafkaconfig.Node): the dynamic configs of BROKER nodeID and of the
-// cluster default in the committed image, and the release line of the
-// oldest registered node, whose KafkaConfig the answer follows.
-func (c *Controller) BrokerConfigs(nodeID int32) (perNode, clusterDefault map[string]string, line int) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	im := c.image
-	perNode = maps.Clone(im.Configs[metadata.ConfigResource{ResourceType: resourceBroker, Name: strconv.Itoa(int(nodeID))}])
-	clusterDefault = maps.Clone(im.Configs[metadata.ConfigResource{ResourceType: resourceBroker}])
-	return perNode, clusterDefault, exactReleaseLine(oldestSupported(im))
 }
 
 func describedConfig(req *kmsg.DescribeConfigsRequest, name string, value *string, src int8, typ kmsg.ConfigType) kmsg.DescribeConfigsResponseResourceConfig {

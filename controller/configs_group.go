@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/kafkaconfig"
 	"github.com/kraftd/kraftd/metadata"
 )
 
@@ -95,6 +96,18 @@ type groupKey struct {
 	since    int     // first release line that defines it
 	internal bool    // defined as internal (4.4): accepted, described only when set
 	check    func(name, value string, line int) *Error
+	// brokerSince is the first line whose unset value is the node's broker
+	// key (group.<name>, brokerName's); 0 if none ever is. From 4.3 the
+	// broker key's synonym chain is the group key's too.
+	brokerSince int
+}
+
+// brokerName is the broker key a group key's unset value comes from.
+func (k groupKey) brokerName() string {
+	if k.name == "streams.assignor.name" {
+		return "group.streams.assignors"
+	}
+	return "group." + k.name
 }
 
 func i64(n int64) *int64 { return &n }
@@ -102,34 +115,74 @@ func i64(n int64) *int64 { return &n }
 // groupKeys are GroupConfig's keys in definition order (the order Apache
 // parses them, so the first bad one is the one named).
 var groupKeys = []groupKey{
-	{name: "consumer.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 40},
-	{name: "consumer.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 40},
-	{name: "consumer.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43},
-	{name: "consumer.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true},
-	{name: "share.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 40},
-	{name: "share.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 40},
-	{name: "share.record.lock.duration.ms", typ: typeInt, def: kmsg.StringPtr("30000"), atLeast: i64(1000), since: 40},
-	{name: "share.delivery.count.limit", typ: typeInt, def: kmsg.StringPtr("5"), atLeast: i64(2), since: 43},
-	{name: "share.partition.max.record.locks", typ: typeInt, def: kmsg.StringPtr("2000"), atLeast: i64(100), since: 43},
+	{name: "consumer.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 40, brokerSince: 40},
+	{name: "consumer.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 40, brokerSince: 40},
+	{name: "consumer.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43, brokerSince: 43},
+	{name: "consumer.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true, brokerSince: 44},
+	{name: "share.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 40, brokerSince: 41},
+	{name: "share.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 40, brokerSince: 41},
+	{name: "share.record.lock.duration.ms", typ: typeInt, def: kmsg.StringPtr("30000"), atLeast: i64(1000), since: 40, brokerSince: 40},
+	{name: "share.delivery.count.limit", typ: typeInt, def: kmsg.StringPtr("5"), atLeast: i64(2), since: 43, brokerSince: 43},
+	{name: "share.partition.max.record.locks", typ: typeInt, def: kmsg.StringPtr("2000"), atLeast: i64(100), since: 43, brokerSince: 43},
 	{name: "share.auto.offset.reset", typ: typeString, def: kmsg.StringPtr("latest"), since: 40, check: checkShareOffsetReset},
 	{name: "share.isolation.level", typ: typeString, def: kmsg.StringPtr("read_uncommitted"), since: 41, check: oneOf("read_committed", "read_uncommitted")},
 	{name: "share.renew.acknowledge.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 43},
-	{name: "share.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43},
-	{name: "share.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true},
-	{name: "streams.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 41},
-	{name: "streams.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 41},
-	{name: "streams.num.standby.replicas", typ: typeInt, def: kmsg.StringPtr("0"), atLeast: i64(0), since: 41},
-	{name: "streams.initial.rebalance.delay.ms", typ: typeInt, def: kmsg.StringPtr("3000"), atLeast: i64(0), since: 42},
-	{name: "streams.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43},
-	{name: "streams.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true},
-	{name: "streams.task.offset.interval.ms", typ: typeInt, def: kmsg.StringPtr("60000"), atLeast: i64(1), since: 44, internal: true},
-	{name: "streams.num.warmup.replicas", typ: typeInt, def: kmsg.StringPtr("2"), atLeast: i64(0), since: 44, internal: true},
-	{name: "streams.rack.aware.assignment.tags", typ: typeList, def: kmsg.StringPtr(""), since: 44, check: nonEmptyItems},
-	{name: "streams.acceptable.recovery.lag", typ: typeLong, def: kmsg.StringPtr("10000"), atLeast: i64(0), since: 44, internal: true},
+	{name: "share.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43, brokerSince: 43},
+	{name: "share.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true, brokerSince: 44},
+	{name: "streams.session.timeout.ms", typ: typeInt, def: kmsg.StringPtr("45000"), atLeast: i64(1), since: 41, brokerSince: 43},
+	{name: "streams.heartbeat.interval.ms", typ: typeInt, def: kmsg.StringPtr("5000"), atLeast: i64(1), since: 41, brokerSince: 43},
+	{name: "streams.num.standby.replicas", typ: typeInt, def: kmsg.StringPtr("0"), atLeast: i64(0), since: 41, brokerSince: 43},
+	{name: "streams.initial.rebalance.delay.ms", typ: typeInt, def: kmsg.StringPtr("3000"), atLeast: i64(0), since: 42, brokerSince: 43},
+	{name: "streams.assignment.interval.ms", typ: typeInt, def: kmsg.StringPtr("1000"), atLeast: i64(0), since: 43, brokerSince: 43},
+	{name: "streams.assignor.offload.enable", typ: typeBoolean, def: kmsg.StringPtr("true"), since: 44, internal: true, brokerSince: 44},
+	{name: "streams.task.offset.interval.ms", typ: typeInt, def: kmsg.StringPtr("60000"), atLeast: i64(1), since: 44, internal: true, brokerSince: 44},
+	{name: "streams.num.warmup.replicas", typ: typeInt, def: kmsg.StringPtr("2"), atLeast: i64(0), since: 44, internal: true, brokerSince: 44},
+	{name: "streams.rack.aware.assignment.tags", typ: typeList, def: kmsg.StringPtr(""), since: 44, check: nonEmptyItems, brokerSince: 44},
+	{name: "streams.acceptable.recovery.lag", typ: typeLong, def: kmsg.StringPtr("10000"), atLeast: i64(0), since: 44, internal: true, brokerSince: 44},
 	// No default to check; described with the first registered assignor's name.
-	{name: "streams.assignor.name", typ: typeString, def: kmsg.StringPtr("sticky"), since: 44},
+	{name: "streams.assignor.name", typ: typeString, def: kmsg.StringPtr("sticky"), since: 44, brokerSince: 44},
 	{name: "errors.deadletterqueue.topic.name", typ: typeString, def: kmsg.StringPtr(""), since: 44},
 	{name: "errors.deadletterqueue.copy.record.enable", typ: typeBoolean, def: kmsg.StringPtr("false"), since: 44},
+}
+
+// describeGroupKey is one group key as Apache's line describes it. Unset,
+// its value is the node's broker key (group.<name>) where the line takes
+// it from there, else the key's own default. Its synonyms are, from 4.3,
+// the broker key's synonym chain (or the key's own default); before, the
+// key itself at its value.
+func describeGroupKey(k groupKey, set map[string]string, r groupRules) describedKey {
+	d := describedKey{name: k.name, value: k.def, typ: k.typ}
+	fromBroker := k.brokerSince != 0 && k.brokerSince <= r.line
+	// 4.4 takes an internal key's default from the broker only when the
+	// node sets the broker key; the assignor name is always the first
+	// registered assignor's.
+	if fromBroker && k.name != "streams.assignor.name" && (!k.internal || r.node != nil && r.node.Set(k.brokerName())) {
+		if v := r.brokerValue(k.brokerName()); v != nil {
+			d.value = v
+		}
+	}
+	v, isSet := set[k.name]
+	if isSet {
+		d.value = &v
+	}
+	own := kafkaconfig.Synonym{Name: k.name, Value: d.value, Source: sourceDefault}
+	if isSet {
+		own.Source = sourceGroup
+	}
+	var chain []kafkaconfig.Synonym
+	switch {
+	case r.line < 43:
+		chain = append([]kafkaconfig.Synonym{own}, r.synonyms(k.name)...)
+	case fromBroker:
+		chain = r.synonyms(k.brokerName())
+	case k.def != nil:
+		chain = []kafkaconfig.Synonym{{Name: k.name, Value: k.def, Source: sourceDefault}}
+	}
+	if isSet && r.line >= 43 {
+		chain = append([]kafkaconfig.Synonym{own}, chain...)
+	}
+	d.synonyms = chain
+	return d
 }
 
 func groupKeyNamed(name string, line int) (groupKey, bool) {
@@ -195,7 +248,8 @@ var streamsAssignors = []string{"sticky"}
 
 // validateGroupConfigs checks a group's whole config after a change, as
 // Apache's line does. configs holds no null values.
-func validateGroupConfigs(name string, configs map[string]string, line int) *Error {
+func validateGroupConfigs(name string, configs map[string]string, r groupRules) *Error {
+	line := r.line
 	if name == "" {
 		return apiErr(kerr.InvalidRequest.Code, "Default group resources are not allowed.")
 	}
@@ -231,7 +285,7 @@ func validateGroupConfigs(name string, configs map[string]string, line int) *Err
 			ints[k.name] = n
 		}
 	}
-	if err := checkGroupBounds(ints, line); err != nil {
+	if err := checkGroupBounds(ints, r); err != nil {
 		return err
 	}
 	if line >= 44 {
@@ -248,10 +302,10 @@ func validateGroupConfigs(name string, configs map[string]string, line int) *Err
 		s, sSet := ints[sk]
 		h, hSet := ints[hk]
 		if !sSet {
-			s = defaultGroupSessionMs
+			s = r.brokerInt("group."+sk, defaultGroupSessionMs)
 		}
 		if !hSet {
-			h = defaultGroupHeartbeatMs
+			h = r.brokerInt("group."+hk, defaultGroupHeartbeatMs)
 		}
 		if (sSet || hSet) && s <= h {
 			return apiErr(kerr.InvalidConfig.Code, "%s must be greater than %s", sk, hk)
@@ -265,16 +319,25 @@ func validateGroupConfigs(name string, configs map[string]string, line int) *Err
 	return nil
 }
 
-// checkGroupBounds applies groupBounds to the integer keys that are set.
-// Before 4.4 Apache checks every key, unset ones at their defaults, which
-// always pass; so checking the set ones gives the same answer.
-func checkGroupBounds(ints map[string]int64, line int) *Error {
+// checkGroupBounds applies groupBounds, with the node's own group.* bound
+// keys, to the integer keys that are set. Before 4.4 Apache checks every
+// key, unset ones at the node's values, which its own start-up checked
+// against the same bounds; so checking the set ones gives the same answer.
+func checkGroupBounds(ints map[string]int64, r groupRules) *Error {
+	line := r.line
 	for _, b := range groupBounds {
 		v, set := ints[b.key]
 		if !set || b.since > line {
 			continue
 		}
-		low, high := b.lo != nil && v < *b.lo, b.hi != nil && v > *b.hi
+		var lo, hi *int64
+		if b.lo != nil {
+			lo = i64(r.brokerInt(b.loName, *b.lo))
+		}
+		if b.hi != nil {
+			hi = i64(r.brokerInt(b.hiName, *b.hi))
+		}
+		low, high := lo != nil && v < *lo, hi != nil && v > *hi
 		if !low && !high {
 			continue
 		}
@@ -285,12 +348,12 @@ func checkGroupBounds(ints map[string]int64, line int) *Error {
 			return apiErr(kerr.InvalidConfig.Code, "%s must be less than or equal to %s", b.key, b.hiName)
 		}
 		switch {
-		case b.lo != nil && b.hi != nil:
-			return apiErr(kerr.InvalidConfig.Code, "%s must be in the range %d to %d inclusive.", b.key, *b.lo, *b.hi)
-		case b.hi != nil:
-			return apiErr(kerr.InvalidConfig.Code, "%s must be less than or equal to %d", b.key, *b.hi)
+		case lo != nil && hi != nil:
+			return apiErr(kerr.InvalidConfig.Code, "%s must be in the range %d to %d inclusive.", b.key, *lo, *hi)
+		case hi != nil:
+			return apiErr(kerr.InvalidConfig.Code, "%s must be less than or equal to %d", b.key, *hi)
 		default:
-			return apiErr(kerr.InvalidConfig.Code, "%s must be greater than or equal to %d", b.key, *b.lo)
+			return apiErr(kerr.InvalidConfig.Code, "%s must be greater than or equal to %d", b.key, *lo)
 		}
 	}
 	return nil
@@ -423,7 +486,8 @@ func isGroupOrClientMetrics(typ int8) bool {
 // or CLIENT_METRICS resource into ConfigRecords once the resulting config
 // passes its line's checks; like Apache, only keys whose value changes get
 // a record.
-func alterWholeConfig(current map[string]string, res metadata.ConfigResource, changes map[string]*string, line int) ([]metadata.Record, *Error) {
+func alterWholeConfig(current map[string]string, res metadata.ConfigResource, changes map[string]*string, r groupRules) ([]metadata.Record, *Error) {
+	line := r.line
 	all := maps.Clone(current)
 	if all == nil {
 		all = map[string]string{}
@@ -447,7 +511,7 @@ func alterWholeConfig(current map[string]string, res metadata.ConfigResource, ch
 	}
 	var err *Error
 	if res.ResourceType == resourceGroup {
-		err = validateGroupConfigs(res.Name, all, line)
+		err = validateGroupConfigs(res.Name, all, r)
 	} else {
 		err = validateClientMetricsConfigs(res.Name, all, line)
 	}
@@ -470,36 +534,36 @@ func utf16Len(s string) int {
 	return n
 }
 
-// describedKey is one config of a DescribeConfigs answer.
+// describedKey is one config of a DescribeConfigs answer with its synonyms
+// (its source is the first one's, DEFAULT_CONFIG if there are none).
 type describedKey struct {
-	name   string
-	value  *string
-	source int8
-	typ    kmsg.ConfigType
+	name     string
+	value    *string
+	typ      kmsg.ConfigType
+	synonyms []kafkaconfig.Synonym
+}
+
+func (d describedKey) source() int8 {
+	if len(d.synonyms) == 0 {
+		return sourceDefault
+	}
+	return d.synonyms[0].Source
 }
 
 // describeGroupOrClientMetrics lists a group's or a client metrics
 // subscription's configs as Apache's ConfigHelper does from its image:
 // every key of the line (a 4.4 internal key only when set), the set ones
-// with their own source, the rest at their defaults (the controller's
-// group.* defaults are the keys' own). Before 4.1 a subscription lists only
-// what it sets.
-func describeGroupOrClientMetrics(res metadata.ConfigResource, set map[string]string, line int) ([]describedKey, *Error) {
+// with their own source, the rest at their defaults. Before 4.1 a
+// subscription lists only what it sets.
+func describeGroupOrClientMetrics(res metadata.ConfigResource, set map[string]string, r groupRules) ([]describedKey, *Error) {
 	var out []describedKey
-	add := func(name string, def *string, typ kmsg.ConfigType, source int8) {
-		if v, ok := set[name]; ok {
-			out = append(out, describedKey{name, &v, source, typ})
-		} else {
-			out = append(out, describedKey{name, def, sourceDefault, typ})
-		}
-	}
 	if res.ResourceType == resourceGroup {
 		if res.Name == "" {
 			return nil, apiErr(kerr.InvalidRequest.Code, "Group name must not be empty")
 		}
 		for _, k := range groupKeys {
-			if _, isSet := set[k.name]; k.since <= line && (!k.internal || isSet) {
-				add(k.name, k.def, k.typ, sourceGroup)
+			if _, isSet := set[k.name]; k.since <= r.line && (!k.internal || isSet) {
+				out = append(out, describeGroupKey(k, set, r))
 			}
 		}
 	} else {
@@ -507,8 +571,12 @@ func describeGroupOrClientMetrics(res metadata.ConfigResource, set map[string]st
 			return nil, apiErr(kerr.InvalidRequest.Code, "Client metrics subscription name must not be empty")
 		}
 		for _, k := range clientMetricsKeys {
-			if _, isSet := set[k.name]; line >= 41 || isSet {
-				add(k.name, kmsg.StringPtr(k.def), k.typ, sourceClientMetrics)
+			v, isSet := set[k.name]
+			switch {
+			case isSet:
+				out = append(out, describedKey{k.name, &v, k.typ, []kafkaconfig.Synonym{{Name: k.name, Value: &v, Source: sourceClientMetrics}}})
+			case r.line >= 41:
+				out = append(out, describedKey{name: k.name, value: kmsg.StringPtr(k.def), typ: k.typ})
 			}
 		}
 	}

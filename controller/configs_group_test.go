@@ -230,7 +230,7 @@ func FuzzGroupAndClientMetricsConfigs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, value string, line int) {
 		line = 40 + (line%5+5)%5
 		for _, err := range []*Error{
-			validateGroupConfigs("g", map[string]string{key: value}, line),
+			validateGroupConfigs("g", map[string]string{key: value}, groupRules{line: line}),
 			validateClientMetricsConfigs("m", map[string]string{key: value}, line),
 		} {
 			if err != nil && err.Code != kerr.InvalidConfig.Code && err.Code != kerr.InvalidRequest.Code {
@@ -238,4 +238,59 @@ func FuzzGroupAndClientMetricsConfigs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A group's unset keys take the node's own group.* values, its bounds
+// are the node's, and from 4.3 its synonyms are the broker keys' chains,
+// as Apache's controller reads them from its KafkaConfig.
+func TestGroupConfigsFollowTheNodesGroupKeys(t *testing.T) {
+	static := map[string]string{"group.consumer.session.timeout.ms": "50000", "group.consumer.max.session.timeout.ms": "70000"}
+	describe := func(c *Controller, group string) map[string]string {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.IncludeSynonyms = true
+		res := kmsg.NewDescribeConfigsRequestResource()
+		res.ResourceType, res.ResourceName = groupType, group
+		req.Resources = append(req.Resources, res)
+		got := map[string]string{}
+		for _, cfg := range c.DescribeConfigs(req).Resources[0].Configs {
+			var syns []string
+			for _, s := range cfg.ConfigSynonyms {
+				syns = append(syns, s.Source.String()+":"+s.Name+"="+deref(s.Value))
+			}
+			got[cfg.Name] = deref(cfg.Value) + " " + cfg.Source.String() + " " + strings.Join(syns, ",")
+		}
+		return got
+	}
+
+	c, _ := controllerAtLine(t, LatestMetadataVersion)
+	c.UseStaticConfig(static)
+	if code, msg := alterConfigs(t, c, groupType, "g", set("consumer.session.timeout.ms", "65000")); code != 0 {
+		t.Fatalf("65000 within the node's maximum of 70000: %d %s", code, msg)
+	}
+	if code, msg := alterConfigs(t, c, groupType, "g", set("consumer.session.timeout.ms", "75000")); code != kerr.InvalidConfig.Code ||
+		msg != "consumer.session.timeout.ms must be in the range 45000 to 70000 inclusive." {
+		t.Errorf("75000: %d %q", code, msg)
+	}
+	got := describe(c, "g")
+	for k, want := range map[string]string{
+		"consumer.session.timeout.ms": "65000 GROUP_CONFIG GROUP_CONFIG:consumer.session.timeout.ms=65000," +
+			"STATIC_BROKER_CONFIG:group.consumer.session.timeout.ms=50000,DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000",
+		"consumer.heartbeat.interval.ms": "5000 DEFAULT_CONFIG DEFAULT_CONFIG:group.consumer.heartbeat.interval.ms=5000",
+		"share.auto.offset.reset":        "latest DEFAULT_CONFIG DEFAULT_CONFIG:share.auto.offset.reset=latest",
+		"streams.assignor.name":          "sticky DEFAULT_CONFIG DEFAULT_CONFIG:group.streams.assignors=sticky",
+	} {
+		if got[k] != want {
+			t.Errorf("4.4 %s:\n got  %s\n want %s", k, got[k], want)
+		}
+	}
+
+	c, _ = controllerAtLine(t, 27) // 4.1
+	c.UseStaticConfig(static)
+	if got := describe(c, "h")["consumer.session.timeout.ms"]; got != "50000 DEFAULT_CONFIG DEFAULT_CONFIG:consumer.session.timeout.ms=50000" {
+		t.Errorf("4.1 unset consumer.session.timeout.ms: %s", got)
+	}
+	if code, msg := alterConfigs(t, c, groupType, "h", set("consumer.session.timeout.ms", "75000")); code != kerr.InvalidConfig.Code ||
+		msg != "consumer.session.timeout.ms must be less than or equal to group.consumer.max.session.timeout.ms" {
+		t.Errorf("4.1 75000: %d %q", code, msg)
+	}
 }

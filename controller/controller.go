@@ -19,6 +19,9 @@ import (
 type Controller struct {
 	nodeID    int32
 	bootstrap []metadata.Record
+	// static is the node's server.properties (UseStaticConfig), which its
+	// own configuration and the group.* rules are read from.
+	static map[string]string
 
 	mu      sync.RWMutex
 	image   *metadata.Image

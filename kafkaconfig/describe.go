@@ -72,20 +72,29 @@ func (d *Defs) Describe(n Node, resource string) ([]Entry, *Refusal) {
 	return d.describeOwn(n), nil
 }
 
-// layers are a node's config maps by precedence, as ConfigHelper scans
-// them for synonyms.
-type layers struct {
-	perNode, clusterDefault, static map[string]string
+// View is a node's configuration as Apache's DynamicBrokerConfig holds it:
+// its file, the dynamic configs it keeps from the image, and the current
+// config they make together.
+type View struct {
 	d                               *Defs
+	perNode, clusterDefault, static map[string]string
+	current                         map[string]string
 }
 
-func (d *Defs) layersOf(n Node) layers {
-	return layers{
+// View builds n's configuration under d's rules.
+func (d *Defs) View(n Node) *View {
+	v := &View{
+		d:              d,
 		perNode:        d.keptDynamic(n.PerNode, true),
 		clusterDefault: d.keptDynamic(n.ClusterDefault, false),
 		static:         staticOriginals(n.Static),
-		d:              d,
 	}
+	// The file, then the cluster defaults, then the node's own dynamic
+	// values, each override dropping the synonyms it beats.
+	v.current = maps.Clone(v.static)
+	override(v.current, v.clusterDefault)
+	override(v.current, v.perNode)
+	return v
 }
 
 // staticOriginals is the file as KafkaConfig keeps it: node.id and broker.id
@@ -107,15 +116,9 @@ func staticOriginals(file map[string]string) map[string]string {
 }
 
 func (d *Defs) describeOwn(n Node) []Entry {
-	l := d.layersOf(n)
-	// The node's current config: the file, then the cluster defaults, then
-	// its own dynamic values, each override dropping the synonyms it beats.
-	current := maps.Clone(l.static)
-	override(current, l.clusterDefault)
-	override(current, l.perNode)
-
+	v := d.View(n)
 	names := map[string]bool{}
-	for name := range current {
+	for name := range v.current {
 		names[name] = true
 	}
 	for name, k := range d.keys {
@@ -127,9 +130,9 @@ func (d *Defs) describeOwn(n Node) []Entry {
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		e := d.entry(name)
 		if !e.Sensitive {
-			e.Value = d.currentValue(name, current)
+			e.Value = v.Value(name)
 		}
-		e.Synonyms = l.synonyms(name, e.Sensitive)
+		e.Synonyms = v.Synonyms(name)
 		e.Source = SourceDefault
 		if len(e.Synonyms) > 0 {
 			e.Source = e.Synonyms[0].Source
@@ -142,14 +145,14 @@ func (d *Defs) describeOwn(n Node) []Entry {
 // describeClusterDefault lists the dynamic cluster defaults, each with only
 // its DYNAMIC_DEFAULT_BROKER_CONFIG synonyms.
 func (d *Defs) describeClusterDefault(n Node) []Entry {
-	l := d.layersOf(n)
-	entries := make([]Entry, 0, len(l.clusterDefault))
-	for _, name := range slices.Sorted(maps.Keys(l.clusterDefault)) {
+	v := d.View(n)
+	entries := make([]Entry, 0, len(v.clusterDefault))
+	for _, name := range slices.Sorted(maps.Keys(v.clusterDefault)) {
 		e := d.entry(name)
 		if !e.Sensitive {
-			e.Value = strPtr(l.clusterDefault[name])
+			e.Value = strPtr(v.clusterDefault[name])
 		}
-		e.Synonyms = slices.DeleteFunc(l.synonyms(name, e.Sensitive), func(s Synonym) bool { return s.Source != SourceDynamicDefaultBroker })
+		e.Synonyms = slices.DeleteFunc(v.Synonyms(name), func(s Synonym) bool { return s.Source != SourceDynamicDefaultBroker })
 		e.Source = SourceDefault
 		if len(e.Synonyms) > 0 {
 			e.Source = e.Synonyms[0].Source
@@ -166,20 +169,27 @@ func (d *Defs) entry(name string) Entry {
 	return Entry{Name: name, Type: t, Sensitive: t == TypePassword || t == TypeUnknown, ReadOnly: !d.dynamic[name]}
 }
 
-// currentValue is name's value in the node's current config in Java's
-// string form: a KafkaConfig key's parsed value (its default when unset),
-// or the raw string of a key KafkaConfig does not parse.
-func (d *Defs) currentValue(name string, current map[string]string) *string {
-	k, defined := d.keys[name]
-	v, set := current[name]
+// Set reports whether the node's file or its dynamic configs set name.
+func (v *View) Set(name string) bool {
+	_, ok := v.current[name]
+	return ok
+}
+
+// Value is name's value in the node's current config in Java's string
+// form: a KafkaConfig key's parsed value (its default when unset), or the
+// raw string of a key KafkaConfig does not parse. A sensitive key's value
+// is for the node alone, never for an answer.
+func (v *View) Value(name string) *string {
+	k, defined := v.d.keys[name]
+	raw, set := v.current[name]
 	switch {
 	case defined && !k.Internal && set:
-		if s, ok := javaValue(v, k.Type); ok {
+		if s, ok := javaValue(raw, k.Type); ok {
 			return &s
 		}
-		return strPtr(javaTrim(v))
+		return strPtr(javaTrim(raw))
 	case set:
-		return &v
+		return &raw
 	case defined:
 		return k.Default
 	}
@@ -204,13 +214,15 @@ func (d *Defs) typeOf(name string) Type {
 	return TypeUnknown
 }
 
-// synonyms lists where name's value could come from, highest precedence
-// first, from the first entry named name on (ConfigHelper.configSynonyms).
-func (l layers) synonyms(name string, sensitive bool) []Synonym {
+// Synonyms lists where name's value could come from, highest precedence
+// first, from the first entry named name on (ConfigHelper.configSynonyms);
+// their values are null when name is sensitive.
+func (v *View) Synonyms(name string) []Synonym {
+	sensitive := v.d.entry(name).Sensitive
 	names := synonymNames(name, true)
 	defaults := map[string]string{}
 	for _, syn := range names {
-		if k, ok := l.d.keys[syn]; ok && k.Default != nil {
+		if k, ok := v.d.keys[syn]; ok && k.Default != nil {
 			defaults[syn] = *k.Default
 		}
 	}
@@ -218,12 +230,12 @@ func (l layers) synonyms(name string, sensitive bool) []Synonym {
 	for _, layer := range []struct {
 		m   map[string]string
 		src int8
-	}{{l.perNode, SourceDynamicBroker}, {l.clusterDefault, SourceDynamicDefaultBroker}, {l.static, SourceStaticBroker}, {defaults, SourceDefault}} {
+	}{{v.perNode, SourceDynamicBroker}, {v.clusterDefault, SourceDynamicDefaultBroker}, {v.static, SourceStaticBroker}, {defaults, SourceDefault}} {
 		for _, syn := range names {
-			if v, ok := layer.m[syn]; ok {
+			if value, ok := layer.m[syn]; ok {
 				s := Synonym{Name: syn, Source: layer.src}
 				if !sensitive {
-					s.Value = strPtr(v)
+					s.Value = strPtr(value)
 				}
 				out = append(out, s)
 			}

@@ -113,6 +113,8 @@ type Config struct {
 	// Static is the file as read, every key: a node describes its own
 	// configuration from it as Apache describes its server.properties.
 	Static map[string]string
+	// Read holds every key kraftd looks up, set in the file or not.
+	Read map[string]bool
 }
 
 // sslListeners names the listeners that serve TLS (SSL and SASL_SSL), in
@@ -296,6 +298,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
+	c.Read = p.used
 	for k := range props {
 		if !p.used[k] {
 			c.Unknown = append(c.Unknown, k)

@@ -85,6 +85,7 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 // (nil: nothing is measured).
 func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{})}
+	n.ctl.UseStaticConfig(cfg.Static)
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
 	if m, isTLS, err := cfg.listenerTLS(cfg.ControllerListenerName[0]); err != nil {
 		return nil, err
