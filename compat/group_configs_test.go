@@ -25,6 +25,9 @@ type groupConfigChange struct {
 var groupConfigChanges = []groupConfigChange{
 	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET consumer.session.timeout.ms=50000", "SET consumer.heartbeat.interval.ms=6000"}},
 	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET consumer.session.timeout.ms=40000"}},
+	// Within the controllers' own maximum (rollingControllerProps: 70000), then above it.
+	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET consumer.session.timeout.ms=65000"}},
+	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET consumer.session.timeout.ms=75000"}},
 	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET consumer.heartbeat.interval.ms=20000"}},
 	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET share.record.lock.duration.ms=500"}},
 	{kmsg.ConfigResourceTypeGroupConfig, "g", []string{"SET share.record.lock.duration.ms=5000"}},
@@ -108,6 +111,7 @@ func describeGroupConfigsNamed(t *testing.T, addr, group, subscription string) [
 	t.Helper()
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.SetVersion(4)
+	req.IncludeSynonyms = true
 	for _, r := range []struct {
 		typ  kmsg.ConfigResourceType
 		name string
@@ -129,7 +133,11 @@ func describeGroupConfigsNamed(t *testing.T, addr, group, subscription string) [
 			if c.Value != nil {
 				value = fmt.Sprintf("%q", *c.Value)
 			}
-			lines = append(lines, fmt.Sprintf("%v %s=%s %v %v read-only=%v", res.ResourceType, c.Name, value, c.Source, c.ConfigType, c.ReadOnly))
+			var synonyms []string
+			for _, syn := range c.ConfigSynonyms {
+				synonyms = append(synonyms, fmt.Sprintf("%v:%s=%s", syn.Source, syn.Name, deref(syn.Value)))
+			}
+			lines = append(lines, fmt.Sprintf("%v %s=%s %v %v read-only=%v synonyms=%v", res.ResourceType, c.Name, value, c.Source, c.ConfigType, c.ReadOnly, synonyms))
 		}
 		slices.Sort(lines)
 		out = append(out, lines...)
@@ -162,7 +170,8 @@ func checkGroupConfigsAlike(t *testing.T, want, got []string, what string) {
 
 // groupConfigRound makes round's changes through broker and describes the
 // result through the broker and through controller, once each shows the
-// first change (a broker or a follower controller learns it by fetching).
+// last accepted session timeout and subscription interval (a broker or a
+// follower controller learns them by fetching).
 func groupConfigRound(t *testing.T, broker, controller string, round int) (answers, viaBroker, viaController []string) {
 	t.Helper()
 	answers = alterGroupConfigs(t, broker, round)
@@ -170,7 +179,8 @@ func groupConfigRound(t *testing.T, broker, controller string, round int) (answe
 		var got []string
 		Eventually(t, ReadyTimeout, addr+" describes the group's settings", nil, func() error {
 			got = describeGroupConfigs(t, addr, round)
-			if !strings.Contains(strings.Join(got, "\n"), `consumer.session.timeout.ms="50000"`) {
+			all := strings.Join(got, "\n")
+			if !strings.Contains(all, `consumer.session.timeout.ms="65000"`) || !strings.Contains(all, `interval.ms="1000"`) {
 				return fmt.Errorf("described %v", got)
 			}
 			return nil

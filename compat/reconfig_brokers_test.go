@@ -210,6 +210,15 @@ type rollingCluster struct {
 	began     time.Time
 }
 
+// rollingControllerProps are in every controller's file, Apache's and
+// kraftd's: a group's unset session timeout, its bounds and its synonyms
+// follow them (GROUP rules, describeGroupConfigs), and the controllers'
+// own descriptions show them as static configs.
+var rollingControllerProps = map[string]string{
+	"group.consumer.session.timeout.ms":     "50000",
+	"group.consumer.max.session.timeout.ms": "70000",
+}
+
 func newRollingCluster(t *testing.T, v string) *rollingCluster {
 	ports := FreePorts(t, 3)
 	r := &rollingCluster{t: t, version: v, clusterID: NewUUID()}
@@ -224,7 +233,7 @@ func newRollingCluster(t *testing.T, v string) *rollingCluster {
 	}
 	r.bootstrap = strings.Join(addrs, ",")
 	for i, p := range ports {
-		m := NewMixedDynamicMember(t, v, KindApache, int32(i+1), p, r.bootstrap, r.clusterID,
+		m := NewMixedDynamicMemberWith(t, v, KindApache, int32(i+1), p, r.bootstrap, r.clusterID, rollingControllerProps,
 			"--initial-controllers", strings.Join(initial, ","))
 		if got := m.DirectoryID(t); got != dirs[i] {
 			t.Fatalf("%s formatted with directory id %s, --initial-controllers gave %s", m, got, dirs[i])
@@ -263,7 +272,7 @@ func (r *rollingCluster) replace(step int, id int32, kind string) {
 	removed := time.Now()
 	StopMixed(old)
 
-	next := NewMixedDynamicMember(t, v, kind, id, old.Port, r.bootstrap, r.clusterID, "--no-initial-controllers")
+	next := NewMixedDynamicMemberWith(t, v, kind, id, old.Port, r.bootstrap, r.clusterID, rollingControllerProps, "--no-initial-controllers")
 	next.Start(t)
 	r.live = append(others, next)
 	slices.SortFunc(r.live, func(a, b *MixedMember) int { return int(a.ID - b.ID) })
