@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/kafkaconfig"
 	"github.com/kraftd/kraftd/metadata"
 )
 
@@ -19,6 +20,7 @@ type configDef struct {
 	def  string
 	enum []string // allowed values, when restricted
 	min  *float64
+	max  *float64
 }
 
 const (
@@ -31,6 +33,8 @@ const (
 )
 
 func atLeast(v float64) *float64 { return &v }
+
+func atMost(v float64) *float64 { return &v }
 
 // topicConfigs is the topic config schema of Apache Kafka 4.1 (LogConfig).
 var topicConfigs = map[string]configDef{
@@ -53,7 +57,7 @@ var topicConfigs = map[string]configDef{
 	"message.timestamp.after.max.ms":          {typ: typeLong, def: "3600000", min: atLeast(0)},
 	"message.timestamp.before.max.ms":         {typ: typeLong, def: "9223372036854775807", min: atLeast(0)},
 	"message.timestamp.type":                  {typ: typeString, def: "CreateTime", enum: []string{"CreateTime", "LogAppendTime"}},
-	"min.cleanable.dirty.ratio":               {typ: typeDouble, def: "0.5", min: atLeast(0)},
+	"min.cleanable.dirty.ratio":               {typ: typeDouble, def: "0.5", min: atLeast(0), max: atMost(1)},
 	"min.compaction.lag.ms":                   {typ: typeLong, def: "0", min: atLeast(0)},
 	"min.insync.replicas":                     {typ: typeInt, def: "1", min: atLeast(1)},
 	"preallocate":                             {typ: typeBoolean, def: "false"},
@@ -120,8 +124,19 @@ func validateValue(name, value string, d configDef) *Error {
 			return bad("String must be one of: " + strings.Join(d.enum, ", "))
 		}
 	}
-	if d.min != nil && (d.typ == typeInt || d.typ == typeLong || d.typ == typeDouble) && num < *d.min {
-		return bad("Value must be at least " + strconv.FormatFloat(*d.min, 'f', -1, 64))
+	// A range refusal names the parsed value, in Java's form ("+5" is 5,
+	// "0.50" is 0.5), as Apache's Range validator sees it.
+	if d.typ == typeInt || d.typ == typeLong || d.typ == typeDouble {
+		parsed, _ := kafkaconfig.JavaValue(value, kafkaconfig.Type(d.typ))
+		outside := func(why string) *Error {
+			return apiErr(kerr.InvalidConfig.Code, "Invalid value %s for configuration %s: %s", parsed, name, why)
+		}
+		if d.min != nil && num < *d.min {
+			return outside("Value must be at least " + strconv.FormatFloat(*d.min, 'f', -1, 64))
+		}
+		if d.max != nil && num > *d.max {
+			return outside("Value must be no more than " + strconv.FormatFloat(*d.max, 'f', -1, 64))
+		}
 	}
 	return nil
 }

@@ -294,3 +294,23 @@ func TestGroupConfigsFollowTheNodesGroupKeys(t *testing.T) {
 		t.Errorf("4.1 75000: %d %q", code, msg)
 	}
 }
+
+// A range refusal of a topic config names the value as Apache's Range
+// validator sees it, parsed ("+100" is 100, "1.50" is 1.5), and
+// min.cleanable.dirty.ratio has Apache's upper bound too.
+func TestTopicRangeRefusalsNameTheParsedValue(t *testing.T) {
+	for _, c := range []struct{ name, value, want string }{
+		{"segment.bytes", "+100", "Invalid value 100 for configuration segment.bytes: Value must be at least 1048576"},
+		{"min.cleanable.dirty.ratio", "1.50", "Invalid value 1.5 for configuration min.cleanable.dirty.ratio: Value must be no more than 1"},
+		{"min.cleanable.dirty.ratio", " -0.50", "Invalid value -0.5 for configuration min.cleanable.dirty.ratio: Value must be at least 0"},
+		{"retention.ms", "x", "Invalid value x for configuration retention.ms: Not a number of type LONG"},
+	} {
+		err := validateTopicConfig(c.name, c.value)
+		if err == nil || err.Message != c.want {
+			t.Errorf("%s=%q: %v, want %q", c.name, c.value, err, c.want)
+		}
+	}
+	if err := validateTopicConfig("min.cleanable.dirty.ratio", "1"); err != nil {
+		t.Errorf("min.cleanable.dirty.ratio=1: %v", err)
+	}
+}

@@ -184,7 +184,7 @@ func (v *View) Value(name string) *string {
 	raw, set := v.current[name]
 	switch {
 	case defined && !k.Internal && set:
-		if s, ok := javaValue(raw, k.Type); ok {
+		if s, ok := JavaValue(raw, k.Type); ok {
 			return &s
 		}
 		return strPtr(javaTrim(raw))
@@ -311,7 +311,7 @@ func (d *Defs) keptDynamic(props map[string]string, perBroker bool) map[string]s
 			base = m[1]
 		}
 		if t, ok := d.dynamicType(base); ok {
-			if _, valid := javaValue(v, t); !valid {
+			if _, valid := JavaValue(v, t); !valid {
 				continue
 			}
 		}

@@ -167,9 +167,9 @@ func TestJavaValues(t *testing.T) {
 		{"a , b,,", TypeList, "a,b,,", true}, {"  ", TypeList, "", true},
 		{"\t x \u0001", TypeString, "x", true},
 	} {
-		got, ok := javaValue(c.raw, c.typ)
+		got, ok := JavaValue(c.raw, c.typ)
 		if got != c.want || ok != c.ok {
-			t.Errorf("javaValue(%q, %d) = %q, %t; want %q, %t", c.raw, c.typ, got, ok, c.want, c.ok)
+			t.Errorf("JavaValue(%q, %d) = %q, %t; want %q, %t", c.raw, c.typ, got, ok, c.want, c.ok)
 		}
 	}
 }

@@ -16,10 +16,10 @@ func javaTrim(s string) string {
 // commaWithWhitespace is ConfigDef's list separator.
 var commaWithWhitespace = regexp.MustCompile(`\s*,\s*`)
 
-// javaValue is raw parsed as ConfigDef parses a value of type t and printed
+// JavaValue is raw parsed as ConfigDef parses a value of type t and printed
 // back as ConfigDef.convertToString prints it: "TRUE" is "true", " 0.50" is
 // "0.5", "a , b" is "a,b". ok is false when Apache would refuse the value.
-func javaValue(raw string, t Type) (string, bool) {
+func JavaValue(raw string, t Type) (string, bool) {
 	s := javaTrim(raw)
 	switch t {
 	case TypeBoolean:
