@@ -48,11 +48,16 @@ var groupConfigChanges = []groupConfigChange{
 	{kmsg.ConfigResourceTypeClientMetrics, "m", []string{"SET push=1"}},
 	{kmsg.ConfigResourceTypeClientMetrics, "m", []string{"APPEND metrics=org.apache.kafka.consumer."}},
 	{kmsg.ConfigResourceTypeClientMetrics, "", []string{"SET interval.ms=1000"}},
+	// Range refusals of a topic's configs name the parsed value.
+	{kmsg.ConfigResourceTypeTopic, trafficTopic, []string{"SET segment.bytes=+100"}},
+	{kmsg.ConfigResourceTypeTopic, trafficTopic, []string{"SET min.cleanable.dirty.ratio=1.50"}},
+	{kmsg.ConfigResourceTypeTopic, trafficTopic, []string{"SET min.cleanable.dirty.ratio= -0.50"}},
 }
 
-// roundName gives a resource its name in one round ("" stays "").
+// roundName gives a resource its name in one round ("" and the traffic
+// topic stay themselves).
 func roundName(name string, round int) string {
-	if name == "" {
+	if name == "" || name == trafficTopic {
 		return ""
 	}
 	return fmt.Sprintf("%s-r%d", name, round)
