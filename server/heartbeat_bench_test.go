@@ -83,7 +83,7 @@ func BenchmarkBrokerHeartbeatFleet(b *testing.B) {
 		pprof.StopCPUProfile()
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestHeartbeatFleetClient$", "-test.count", "1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(),
 		hbClientEnv+"="+nodes[0].srv.Addr("CONTROLLER").String(),
 		hbBrokersEnv+"="+strings.Join(list, ","),
@@ -212,18 +212,15 @@ func registerBrokersInParallel(tb testing.TB, ctl *controller.Controller, cluste
 	return epochs
 }
 
-// TestHeartbeatFleetClient is BenchmarkBrokerHeartbeatFleet's client
-// process; it skips unless that benchmark started it. Each broker has its
-// own connection and heartbeats on it at the interval, starting at a
-// random point of the first one, as a real fleet does. It prints "go" once
-// every broker has been answered unfenced (the warm-up writes the
-// unfencing records); at the end of the window, "stop" with the number of
-// heartbeats answered within it; and once every broker has stopped, "done" with their latency (p50, p99, max in ms).
-func TestHeartbeatFleetClient(t *testing.T) {
-	addr := os.Getenv(hbClientEnv)
-	if addr == "" {
-		t.Skip("run by BenchmarkBrokerHeartbeatFleet")
-	}
+// heartbeatFleetClient is BenchmarkBrokerHeartbeatFleet's client process
+// (TestMain runs it in the test binary the benchmark starts again). Each
+// broker has its own connection and heartbeats on it at the interval,
+// starting at a random point of the first one, as a real fleet does. It
+// prints "go" once every broker has been answered unfenced (the warm-up
+// writes the unfencing records); at the end of the window, "stop" with the
+// number of heartbeats answered within it; and once every broker has
+// stopped, "done" with their latency (p50, p99, max in ms).
+func heartbeatFleetClient(addr string) {
 	interval := envDuration(hbIntervalEnv, 2*time.Second)
 	window := envDuration(hbWindowEnv, 20*time.Second)
 	type broker struct {
