@@ -47,7 +47,7 @@ type heldAppend struct {
 	done  func(int64, error)
 }
 
-func newFakeQuorum(t *testing.T, c *Controller) *fakeQuorum {
+func newFakeQuorum(t testing.TB, c *Controller) *fakeQuorum {
 	q := &fakeQuorum{c: c, epoch: 1, leader: true, wake: make(chan struct{}, 1)}
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
@@ -198,7 +198,7 @@ func (c *clock) Now() time.Time { return c.now }
 
 const testCluster = "q1Sh-9_ISia_zwGINzRvyQ"
 
-func newTestController(t *testing.T, mv int16) (*Controller, *fakeQuorum, *clock) {
+func newTestController(t testing.TB, mv int16) (*Controller, *fakeQuorum, *clock) {
 	t.Helper()
 	c := New(1, nil)
 	q := newFakeQuorum(t, c)
@@ -625,5 +625,59 @@ func TestPartitionChangeWithElr(t *testing.T) {
 	b = &partitionChange{part: p, acceptable: func(r int32) bool { return r == 2 }, targetIsr: []int32{1}, minIsr: 1, mv: 27, election: electUnclean}
 	if rec = b.build(); rec == nil || rec.Leader != 2 || !slices.Equal(rec.Isr, []int32{2}) || rec.LeaderRecoveryState != recovering {
 		t.Fatalf("unclean %+v", rec)
+	}
+}
+
+// A heartbeat that writes nothing while nothing is pending is answered
+// before StartBrokerHeartbeat returns, so the server can answer it on the
+// connection's goroutine; one that writes, or that reads a write not yet
+// committed, is answered only once that has committed.
+func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, q, _ := newTestController(t, 27)
+	epoch1 := register(t, c, q, 1)
+	epoch2, err := c.RegisterBroker(ctx, registration(2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	steady := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.next, false, false))
+	if !steady.Ready() {
+		t.Fatal("a heartbeat that changes nothing was not answered at once")
+	}
+	if resp, err := steady.Wait(ctx); err != nil || resp.IsFenced {
+		t.Fatalf("steady heartbeat: %v %+v", err, resp)
+	}
+
+	q.mu.Lock()
+	q.hold = true
+	q.mu.Unlock()
+	unfence := c.StartBrokerHeartbeat(heartbeat(2, epoch2, q.next, false, false))
+	behind := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.next, false, false))
+	for q.heldCount() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if unfence.Ready() || behind.Ready() {
+		t.Fatalf("answered before the unfencing record committed: unfence %v, the heartbeat behind it %v", unfence.Ready(), behind.Ready())
+	}
+	q.commit(1)
+	if resp, err := unfence.Wait(ctx); err != nil || resp.IsFenced {
+		t.Fatalf("unfencing heartbeat: %v %+v", err, resp)
+	}
+	if resp, err := behind.Wait(ctx); err != nil || resp.IsFenced {
+		t.Fatalf("heartbeat behind the unfence: %v %+v", err, resp)
+	}
+
+	shutdown := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.next, false, true))
+	for q.heldCount() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if shutdown.Ready() {
+		t.Fatal("controlled shutdown answered before its records committed")
+	}
+	q.commit(1)
+	if _, err := shutdown.Wait(ctx); err != nil {
+		t.Fatalf("controlled shutdown: %v", err)
 	}
 }

@@ -127,21 +127,60 @@ func (c *Controller) do(input func(core *Core, now time.Time)) bool {
 // await runs one operation and waits for its answer or ctx. Should ctx end
 // first, the operation still runs and may commit; only the wait ends.
 func await[T any](ctx context.Context, c *Controller, start func(core *Core, now time.Time, answer func(T, error))) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	var zero T
+	return begin(c, start).Wait(ctx)
+}
+
+// Answer is the answer of an operation given to the core without waiting:
+// the core may have answered it at once (Ready), or answers it later, from
+// whichever goroutine then holds op (Wait).
+type Answer[T any] struct {
+	ch  chan answered[T]
+	got bool
+	v   T
+	err error
+}
+
+type answered[T any] struct {
+	v   T
+	err error
+}
+
+// begin gives the core one operation and returns its answer to come.
+func begin[T any](c *Controller, start func(core *Core, now time.Time, answer func(T, error))) *Answer[T] {
+	a := &Answer[T]{ch: make(chan answered[T], 1)}
 	if !c.do(func(core *Core, now time.Time) {
-		start(core, now, func(v T, err error) { ch <- result{v, err} })
+		start(core, now, func(v T, err error) { a.ch <- answered[T]{v, err} })
 	}) {
-		return zero, ErrNotController
+		a.got, a.err = true, ErrNotController
+	}
+	return a
+}
+
+// Ready reports whether the answer is in, without waiting. One goroutine
+// at a time may call Ready and Wait.
+func (a *Answer[T]) Ready() bool {
+	if !a.got {
+		select {
+		case r := <-a.ch:
+			a.got, a.v, a.err = true, r.v, r.err
+		default:
+		}
+	}
+	return a.got
+}
+
+// Wait returns the answer once it is in, or ctx's error if ctx ends first;
+// the operation goes on either way.
+func (a *Answer[T]) Wait(ctx context.Context) (T, error) {
+	if a.Ready() {
+		return a.v, a.err
 	}
 	select {
-	case r := <-ch:
-		return r.v, r.err
+	case r := <-a.ch:
+		a.got, a.v, a.err = true, r.v, r.err
+		return a.v, a.err
 	case <-ctx.Done():
+		var zero T
 		return zero, ctx.Err()
 	}
 }
@@ -163,7 +202,17 @@ func (c *Controller) RegisterBroker(ctx context.Context, req *kmsg.BrokerRegistr
 
 // BrokerHeartbeat: see Core.BrokerHeartbeat.
 func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
-	return await(ctx, c, func(core *Core, now time.Time, answer func(*kmsg.BrokerHeartbeatResponse, error)) {
+	return c.StartBrokerHeartbeat(req).Wait(ctx)
+}
+
+// StartBrokerHeartbeat gives the core a heartbeat and returns without
+// waiting. A heartbeat that writes nothing while no write is pending is
+// answered before it returns (Ready), so a server can answer most of a
+// fleet's heartbeats on the connection's own goroutine; one that writes
+// (unfence, fence, controlled shutdown), or read records not yet
+// committed, is answered once they have committed, as with BrokerHeartbeat.
+func (c *Controller) StartBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *Answer[*kmsg.BrokerHeartbeatResponse] {
+	return begin(c, func(core *Core, now time.Time, answer func(*kmsg.BrokerHeartbeatResponse, error)) {
 		core.BrokerHeartbeat(now, req, answer)
 	})
 }

@@ -14,26 +14,56 @@ package server
 // that has caught up, fences one that asks, and runs controlled shutdown.
 
 import (
+	"context"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(63, 0, 2, (*Server).handleBrokerHeartbeat) }
+func init() {
+	regKey(63, 0, 2, (*Server).handleBrokerHeartbeat)
+	regStart(63, (*Server).startBrokerHeartbeat)
+}
 
 func (s *Server) handleBrokerHeartbeat(r *Request) (kmsg.Response, error) {
+	out, rest := s.startBrokerHeartbeat(r)
+	if out != nil {
+		return out, nil
+	}
+	return rest(s, r)
+}
+
+// startBrokerHeartbeat gives the controller the heartbeat from the
+// connection's goroutine. The controller answers at once a heartbeat that
+// writes nothing while no write is pending, which is nearly every
+// heartbeat of a steady fleet, so those cost no hand-off between
+// goroutines; one that waits for a commit (an unfence, a fence, controlled
+// shutdown) is waited for on a goroutine of its own, as before.
+func (s *Server) startBrokerHeartbeat(r *Request) (kmsg.Response, handlerFunc) {
 	req := r.Body.(*kmsg.BrokerHeartbeatRequest)
 	ctl := s.controllerOf()
-	err := errNoController
-	var resp *kmsg.BrokerHeartbeatResponse
-	if ctl != nil {
+	if ctl == nil {
+		return heartbeatAnswer(req, nil, errNoController), nil
+	}
+	a := ctl.StartBrokerHeartbeat(req)
+	if a.Ready() {
+		resp, err := a.Wait(context.Background())
+		return heartbeatAnswer(req, resp, err), nil
+	}
+	return nil, func(s *Server, r *Request) (kmsg.Response, error) {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
-		resp, err = ctl.BrokerHeartbeat(ctx, req)
+		resp, err := a.Wait(ctx)
+		return heartbeatAnswer(req, resp, err), nil
 	}
+}
+
+// heartbeatAnswer is the controller's answer, or an error code.
+func heartbeatAnswer(req *kmsg.BrokerHeartbeatRequest, resp *kmsg.BrokerHeartbeatResponse, err error) *kmsg.BrokerHeartbeatResponse {
 	if err != nil {
 		resp = req.ResponseKind().(*kmsg.BrokerHeartbeatResponse)
 		resp.ErrorCode, _ = controller.ErrorCode(err)
 	}
-	return resp, nil
+	return resp
 }

@@ -33,29 +33,41 @@ func (s *Server) newAuthorizer() *authz.Authorizer {
 
 // dispatch runs a request's handler after the check accessRules names for
 // its key. Both the connection loop and Envelope come through here, so a
-// forwarded request is checked for the principal it was forwarded for.
+// forwarded request is checked for the principal it was forwarded for; a
+// request started on the connection's goroutine (Server.start) has the
+// same check through refused.
 func (s *Server) dispatch(def handlerDef, r *Request) (kmsg.Response, error) {
-	if s.authorizer != nil {
-		rule, known := accessRules[r.Header.Key]
-		switch {
-		case !known:
-			// Never serve a key nobody decided the rule of.
-			if !s.allowed(r, authz.OpAll, authz.ResourceCluster, authz.ClusterName) {
-				return refuseWhole(rule, r.Body, kerr.ClusterAuthorizationFailed.Code), nil
-			}
-		case rule.cluster != authz.OpUnknown:
-			if d := s.decide(r, rule.cluster, authz.ResourceCluster, authz.ClusterName, true); !d.Allowed {
-				code := kerr.ClusterAuthorizationFailed.Code
-				if d.Rule == authz.RuleNotReady {
-					// Apache's authorizer throws AuthorizerNotReadyException,
-					// which has no error code of its own.
-					code = kerr.UnknownServerError.Code
-				}
-				return refuseWhole(rule, r.Body, code), nil
-			}
-		}
+	if out := s.refused(r); out != nil {
+		return out, nil
 	}
 	return def.fn(s, r)
+}
+
+// refused is the answer to a request the authorizer refuses as a whole,
+// else nil.
+func (s *Server) refused(r *Request) kmsg.Response {
+	if s.authorizer == nil {
+		return nil
+	}
+	rule, known := accessRules[r.Header.Key]
+	switch {
+	case !known:
+		// Never serve a key nobody decided the rule of.
+		if !s.allowed(r, authz.OpAll, authz.ResourceCluster, authz.ClusterName) {
+			return refuseWhole(rule, r.Body, kerr.ClusterAuthorizationFailed.Code)
+		}
+	case rule.cluster != authz.OpUnknown:
+		if d := s.decide(r, rule.cluster, authz.ResourceCluster, authz.ClusterName, true); !d.Allowed {
+			code := kerr.ClusterAuthorizationFailed.Code
+			if d.Rule == authz.RuleNotReady {
+				// Apache's authorizer throws AuthorizerNotReadyException,
+				// which has no error code of its own.
+				code = kerr.UnknownServerError.Code
+			}
+			return refuseWhole(rule, r.Body, code)
+		}
+	}
+	return nil
 }
 
 // allowed reports whether the request's principal may perform op on the

@@ -113,7 +113,13 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 			return
 		}
 		req.Listener, req.Remote, req.Principal, req.Ctx = listener, c.RemoteAddr(), principal, ctx
-		go s.handle(log, req, resp, p)
+		def := handlers[req.Header.Key]
+		if def.start != nil {
+			s.start(log, req, resp, p, def)
+			continue
+		}
+		began := s.began()
+		go s.handle(log, req, resp, p, began, func() (kmsg.Response, error) { return s.dispatch(def, req) })
 	}
 }
 
@@ -212,30 +218,65 @@ func (s *Server) unsupportedApiVersions() kmsg.Response {
 	return resp
 }
 
-func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pending) {
-	defer resp.finish(p)
-	defer func() {
-		// A handler bug must cost one connection, never the process.
-		if v := recover(); v != nil {
-			withHeader(log.Error(), req.Header).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("handler panicked; closing connection")
-			p.close = true
-		}
-	}()
-	h := handlers[req.Header.Key]
-	var start time.Time
-	if s.meter != nil {
-		start = time.Now()
+// began is when a request began to be handled, for the meter.
+func (s *Server) began() time.Time {
+	if s.meter == nil {
+		return time.Time{}
 	}
-	out, err := s.dispatch(h, req)
+	return time.Now()
+}
+
+// handle answers a request on a goroutine of its own.
+func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pending, began time.Time, run func() (kmsg.Response, error)) {
+	if !s.answer(log, req, resp, p, began, run) {
+		withHeader(log.Error(), req.Header).Msg("handler gave no answer; closing connection")
+		p.close = true
+		resp.finish(p)
+	}
+}
+
+// start begins a request on the connection's goroutine (handlerDef.start,
+// after the authorizer's check): a request it answers at once is answered
+// from here, with no goroutine woken for it; the rest of one it does not
+// runs on a goroutine of its own.
+func (s *Server) start(log zerolog.Logger, req *Request, resp *responder, p *pending, def handlerDef) {
+	began := s.began()
+	var rest handlerFunc
+	if s.answer(log, req, resp, p, began, func() (kmsg.Response, error) {
+		if out := s.refused(req); out != nil {
+			return out, nil
+		}
+		out, more := def.start(s, req)
+		rest = more
+		return out, nil
+	}) {
+		return
+	}
+	go s.handle(log, req, resp, p, began, func() (kmsg.Response, error) { return rest(s, req) })
+}
+
+// answer runs a handler and writes its answer in turn, unless it returned
+// neither a response nor an error (a start whose rest runs elsewhere); it
+// reports whether it answered.
+func (s *Server) answer(log zerolog.Logger, req *Request, resp *responder, p *pending, began time.Time, run func() (kmsg.Response, error)) bool {
+	out, err, panicked := runHandler(log, req, run)
+	if out == nil && err == nil && !panicked {
+		return false
+	}
+	defer resp.finish(p)
+	if panicked {
+		p.close = true
+		return true
+	}
 	if s.meter != nil {
-		s.meter.Request(req.Listener, req.Header.Key, time.Since(start), err != nil)
+		s.meter.Request(req.Listener, req.Header.Key, time.Since(began), err != nil)
 	}
 	if err != nil {
 		if req.Ctx.Err() == nil {
 			withHeader(log.Warn(), req.Header).Str("reason", err.Error()).Msg("request failed; closing connection")
 		}
 		p.close = true
-		return
+		return true
 	}
 	out.SetVersion(req.Header.Version)
 	if chunk, ok := out.(*node.SnapshotChunk); ok {
@@ -244,7 +285,21 @@ func (s *Server) handle(log zerolog.Logger, req *Request, resp *responder, p *pe
 			chunk.Close()
 			p.close = true
 		}
-		return
+		return true
 	}
 	p.frame = protocol.AppendResponse(nil, req.Header, out)
+	return true
+}
+
+// runHandler runs a handler; a handler bug must cost one connection, never
+// the process.
+func runHandler(log zerolog.Logger, req *Request, run func() (kmsg.Response, error)) (out kmsg.Response, err error, panicked bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			withHeader(log.Error(), req.Header).Interface("panic", v).Bytes("stack", debug.Stack()).Msg("handler panicked; closing connection")
+			out, err, panicked = nil, nil, true
+		}
+	}()
+	out, err = run()
+	return out, err, false
 }

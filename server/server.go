@@ -20,9 +20,17 @@ import (
 // connection"; protocol-level failures are error codes inside the response.
 type handlerFunc func(s *Server, r *Request) (kmsg.Response, error)
 
+// startFunc begins answering one request on the connection's own
+// goroutine. It returns the response when it has one at once; else the
+// rest of the work, which runs on a goroutine of its own, as a handlerFunc
+// does. It must not wait for anything but a lock held briefly (the
+// controller's): the connection reads nothing meanwhile.
+type startFunc func(s *Server, r *Request) (kmsg.Response, handlerFunc)
+
 type handlerDef struct {
 	min, max int16
 	fn       handlerFunc
+	start    startFunc // nil: fn runs on a goroutine of its own
 }
 
 // handlers is filled by the init function of each NN_api_name.go file.
@@ -34,7 +42,20 @@ func regKey(key, min, max int16, fn handlerFunc) {
 	if _, dup := handlers[key]; dup {
 		panic(fmt.Sprintf("server: key %d registered twice", key))
 	}
-	handlers[key] = handlerDef{min, max, fn}
+	handlers[key] = handlerDef{min, max, fn, nil}
+}
+
+// regStart lets the connection's goroutine start key's requests itself
+// (startFunc), saving the hand-off to another goroutine and back for those
+// answered at once. fn, registered before, still serves the key where a
+// request arrives otherwise (in an Envelope).
+func regStart(key int16, start startFunc) {
+	def, ok := handlers[key]
+	if !ok || def.start != nil {
+		panic(fmt.Sprintf("server: start of key %d registered twice or before its handler", key))
+	}
+	def.start = start
+	handlers[key] = def
 }
 
 // Server accepts connections on the configured listeners and dispatches
