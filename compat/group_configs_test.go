@@ -48,6 +48,8 @@ var groupConfigChanges = []groupConfigChange{
 	{kmsg.ConfigResourceTypeClientMetrics, "m", []string{"SET push=1"}},
 	{kmsg.ConfigResourceTypeClientMetrics, "m", []string{"APPEND metrics=org.apache.kafka.consumer."}},
 	{kmsg.ConfigResourceTypeClientMetrics, "", []string{"SET interval.ms=1000"}},
+	// A change to the default topic is refused (Apache's validator's words).
+	{kmsg.ConfigResourceTypeTopic, "", []string{"SET segment.bytes=2000000"}},
 	// Range refusals of a topic's configs name the parsed value.
 	{kmsg.ConfigResourceTypeTopic, trafficTopic, []string{"SET segment.bytes=+100"}},
 	{kmsg.ConfigResourceTypeTopic, trafficTopic, []string{"SET min.cleanable.dirty.ratio=1.50"}},
@@ -58,7 +60,7 @@ var groupConfigChanges = []groupConfigChange{
 // topic stay themselves).
 func roundName(name string, round int) string {
 	if name == "" || name == trafficTopic {
-		return ""
+		return name
 	}
 	return fmt.Sprintf("%s-r%d", name, round)
 }

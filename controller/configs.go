@@ -187,10 +187,15 @@ func brokerSynonym(name string) string {
 }
 
 // checkResource validates a config resource as Apache's controller does:
-// topics must exist, brokers are "" (cluster default) or a node id.
-func checkResource(im *metadata.Image, typ kmsg.ConfigResourceType, name string) *Error {
+// topics must exist, brokers are "" (cluster default) or a node id. A
+// change is checked by Apache's ControllerConfigurationValidator, whose
+// words differ from the describe path's (ConfigHelper).
+func checkResource(im *metadata.Image, typ kmsg.ConfigResourceType, name string, change bool) *Error {
 	switch int8(typ) {
 	case resourceTopic:
+		if change && name == "" {
+			return apiErr(kerr.InvalidRequest.Code, "Default topic resources are not allowed.")
+		}
 		if err := validateTopicName(name); err != nil {
 			return err
 		}
@@ -199,8 +204,12 @@ func checkResource(im *metadata.Image, typ kmsg.ConfigResourceType, name string)
 		}
 	case resourceBroker:
 		if name != "" {
-			if _, err := strconv.ParseInt(name, 10, 32); err != nil {
-				return apiErr(kerr.InvalidRequest.Code, "Invalid broker name %s", name)
+			id, err := strconv.ParseInt(name, 10, 32)
+			switch {
+			case err != nil:
+				return apiErr(kerr.InvalidRequest.Code, "Unable to parse broker name as a base 10 number.")
+			case id < 0:
+				return apiErr(kerr.InvalidRequest.Code, "Invalid negative broker ID.")
 			}
 		}
 	case resourceGroup, resourceClientMetrics:
@@ -247,7 +256,7 @@ func (c *Core) IncrementalAlterConfigs(now time.Time, req *kmsg.IncrementalAlter
 }
 
 func incrementalChanges(im *metadata.Image, r kmsg.IncrementalAlterConfigsRequestResource, rules groupRules) ([]metadata.Record, *Error) {
-	if err := checkResource(im, r.ResourceType, r.ResourceName); err != nil {
+	if err := checkResource(im, r.ResourceType, r.ResourceName, true); err != nil {
 		return nil, err
 	}
 	res := metadata.ConfigResource{ResourceType: int8(r.ResourceType), Name: r.ResourceName}
@@ -392,7 +401,7 @@ func (c *Core) AlterConfigs(now time.Time, req *kmsg.AlterConfigsRequest, answer
 }
 
 func replaceConfigs(im *metadata.Image, r kmsg.AlterConfigsRequestResource, rules groupRules) ([]metadata.Record, *Error) {
-	if err := checkResource(im, r.ResourceType, r.ResourceName); err != nil {
+	if err := checkResource(im, r.ResourceType, r.ResourceName, true); err != nil {
 		return nil, err
 	}
 	res := metadata.ConfigResource{ResourceType: int8(r.ResourceType), Name: r.ResourceName}
@@ -454,7 +463,7 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 	for _, r := range req.Resources {
 		out := kmsg.NewDescribeConfigsResponseResource()
 		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
-		if err := checkResource(im, r.ResourceType, r.ResourceName); err != nil {
+		if err := checkResource(im, r.ResourceType, r.ResourceName, false); err != nil {
 			out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
 			resp.Resources = append(resp.Resources, out)
 			continue

@@ -314,3 +314,22 @@ func TestTopicRangeRefusalsNameTheParsedValue(t *testing.T) {
 		t.Errorf("min.cleanable.dirty.ratio=1: %v", err)
 	}
 }
+
+// A change to a resource Apache's validator refuses by name gets its words:
+// the default topic, a broker name that is no number, a negative one.
+func TestChangeRefusedByResourceName(t *testing.T) {
+	c, _ := controllerAtLine(t, 27)
+	for _, tc := range []struct {
+		typ  kmsg.ConfigResourceType
+		name string
+		msg  string
+	}{
+		{kmsg.ConfigResourceTypeTopic, "", "Default topic resources are not allowed."},
+		{kmsg.ConfigResourceTypeBroker, "x", "Unable to parse broker name as a base 10 number."},
+		{kmsg.ConfigResourceTypeBroker, "-1", "Invalid negative broker ID."},
+	} {
+		if code, msg := alterConfigs(t, c, tc.typ, tc.name, set("segment.bytes", "2000000")); code != kerr.InvalidRequest.Code || msg != tc.msg {
+			t.Errorf("%v %q: %d %q, want INVALID_REQUEST %q", tc.typ, tc.name, code, msg, tc.msg)
+		}
+	}
+}
