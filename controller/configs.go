@@ -460,6 +460,7 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	im := c.image
+	rules := c.groupRules(im) // once a request, not once a group
 	for _, r := range req.Resources {
 		out := kmsg.NewDescribeConfigsResponseResource()
 		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
@@ -473,17 +474,13 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 		out.ErrorMessage = kmsg.StringPtr("") // what Apache sends on success
 		want := func(name string) bool { return r.ConfigNames == nil || slices.Contains(r.ConfigNames, name) }
 		if isGroupOrClientMetrics(res.ResourceType) {
-			configs, err := describeGroupOrClientMetrics(res, dynamic, c.groupRules(im))
+			configs, err := describeGroupOrClientMetrics(res, dynamic, rules)
 			if err != nil {
 				out.ErrorCode, out.ErrorMessage = err.Code, &err.Message
 			}
 			for _, d := range configs {
 				if want(d.name) {
-					cfg := describedConfig(req, d.name, d.value, d.source(), d.typ)
-					if req.IncludeSynonyms {
-						cfg.ConfigSynonyms = wireSynonyms(d.synonyms)
-					}
-					out.Configs = append(out.Configs, cfg)
+					out.Configs = append(out.Configs, describedConfig(req, d.name, d.value, d.typ, d.synonyms))
 				}
 			}
 		} else if res.ResourceType == resourceTopic {
@@ -492,26 +489,32 @@ func (c *Controller) DescribeConfigs(req *kmsg.DescribeConfigsRequest) *kmsg.Des
 					continue
 				}
 				v, src := resolveTopicConfig(im, dynamic, name)
-				out.Configs = append(out.Configs, describedConfig(req, name, &v, src, topicConfigs[name].typ))
+				own := []kafkaconfig.Synonym{{Name: name, Value: &v, Source: src}}
+				out.Configs = append(out.Configs, describedConfig(req, name, &v, topicConfigs[name].typ, own))
 			}
 		}
-		// BROKER resources are the answering node's own configuration,
-		// described by the server with kafkaconfig from BrokerConfigs.
+		// BROKER resources are the answering node's own configuration
+		// (DescribeOwnConfig), which the server asks for apart.
 		resp.Resources = append(resp.Resources, out)
 	}
 	return resp
 }
 
-func describedConfig(req *kmsg.DescribeConfigsRequest, name string, value *string, src int8, typ kmsg.ConfigType) kmsg.DescribeConfigsResponseResourceConfig {
+// describedConfig is one config of a DescribeConfigs answer; its source is
+// its first synonym's (kafkaconfig.SourceOf), and the synonyms are sent
+// when the request asks for them.
+func describedConfig(req *kmsg.DescribeConfigsRequest, name string, value *string, typ kmsg.ConfigType, synonyms []kafkaconfig.Synonym) kmsg.DescribeConfigsResponseResourceConfig {
 	cfg := kmsg.NewDescribeConfigsResponseResourceConfig()
-	cfg.Name, cfg.Value, cfg.Source = name, value, kmsg.ConfigSource(src)
+	src := kafkaconfig.SourceOf(synonyms)
+	cfg.Name, cfg.Value, cfg.Source, cfg.ConfigType = name, value, kmsg.ConfigSource(src), typ
 	cfg.IsDefault = src == sourceDefault
-	if typ == 0 {
-		typ = typeString
-	}
-	cfg.ConfigType = typ
 	if req.IncludeSynonyms {
-		cfg.ConfigSynonyms = []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym{{Name: name, Value: value, Source: kmsg.ConfigSource(src)}}
+		cfg.ConfigSynonyms = make([]kmsg.DescribeConfigsResponseResourceConfigConfigSynonym, 0, len(synonyms))
+		for _, syn := range synonyms {
+			cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			cs.Name, cs.Value, cs.Source = syn.Name, syn.Value, kmsg.ConfigSource(syn.Source)
+			cfg.ConfigSynonyms = append(cfg.ConfigSynonyms, cs)
+		}
 	}
 	return cfg
 }

@@ -543,13 +543,6 @@ type describedKey struct {
 	synonyms []kafkaconfig.Synonym
 }
 
-func (d describedKey) source() int8 {
-	if len(d.synonyms) == 0 {
-		return sourceDefault
-	}
-	return d.synonyms[0].Source
-}
-
 // describeGroupOrClientMetrics lists a group's or a client metrics
 // subscription's configs as Apache's ConfigHelper does from its image:
 // every key of the line (a 4.4 internal key only when set), the set ones

@@ -21,9 +21,15 @@ import (
 // read. It must be called before the controller serves.
 func (c *Controller) UseStaticConfig(props map[string]string) { c.static = maps.Clone(props) }
 
+// nodeDefs are the KafkaConfig facts the node's configuration is read
+// under: the cluster's oldest release line's.
+func nodeDefs(im *metadata.Image) *kafkaconfig.Defs {
+	return kafkaconfig.For(exactReleaseLine(oldestSupported(im)))
+}
+
 // nodeConfig is the node's configuration over im.
 func (c *Controller) nodeConfig(im *metadata.Image) *kafkaconfig.View {
-	return kafkaconfig.For(exactReleaseLine(oldestSupported(im))).View(c.ownConfigNode(im))
+	return nodeDefs(im).View(c.ownConfigNode(im))
 }
 
 func (c *Controller) ownConfigNode(im *metadata.Image) kafkaconfig.Node {
@@ -38,7 +44,7 @@ func (c *Controller) ownConfigNode(im *metadata.Image) kafkaconfig.Node {
 // (without documentation).
 func (c *Controller) DescribeOwnConfig(req *kmsg.DescribeConfigsRequest, res kmsg.DescribeConfigsRequestResource) kmsg.DescribeConfigsResponseResource {
 	c.mu.RLock()
-	entries, refusal := kafkaconfig.For(exactReleaseLine(oldestSupported(c.image))).Describe(c.ownConfigNode(c.image), res.ResourceName)
+	entries, refusal := nodeDefs(c.image).Describe(c.ownConfigNode(c.image), res.ResourceName)
 	c.mu.RUnlock()
 	out := kmsg.NewDescribeConfigsResponseResource()
 	out.ResourceType, out.ResourceName = res.ResourceType, res.ResourceName
@@ -51,23 +57,9 @@ func (c *Controller) DescribeOwnConfig(req *kmsg.DescribeConfigsRequest, res kms
 		if len(res.ConfigNames) > 0 && !slices.Contains(res.ConfigNames, e.Name) {
 			continue
 		}
-		cfg := describedConfig(req, e.Name, e.Value, e.Source, kmsg.ConfigType(e.Type))
-		cfg.ReadOnly, cfg.IsSensitive, cfg.ConfigType = e.ReadOnly, e.Sensitive, kmsg.ConfigType(e.Type)
-		if req.IncludeSynonyms {
-			cfg.ConfigSynonyms = wireSynonyms(e.Synonyms)
-		}
+		cfg := describedConfig(req, e.Name, e.Value, kmsg.ConfigType(e.Type), e.Synonyms)
+		cfg.ReadOnly, cfg.IsSensitive = e.ReadOnly, e.Sensitive
 		out.Configs = append(out.Configs, cfg)
-	}
-	return out
-}
-
-// wireSynonyms is synonyms as DescribeConfigs sends them.
-func wireSynonyms(synonyms []kafkaconfig.Synonym) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
-	out := make([]kmsg.DescribeConfigsResponseResourceConfigConfigSynonym, 0, len(synonyms))
-	for _, syn := range synonyms {
-		cs := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-		cs.Name, cs.Value, cs.Source = syn.Name, syn.Value, kmsg.ConfigSource(syn.Source)
-		out = append(out, cs)
 	}
 	return out
 }

@@ -130,12 +130,3 @@ func set(names []string) map[string]bool {
 	}
 	return m
 }
-
-// Key returns name's definition in KafkaConfig.
-func (d *Defs) Key(name string) (Key, bool) {
-	k, ok := d.keys[name]
-	return k, ok
-}
-
-// Dynamic reports whether name can change while a node runs.
-func (d *Defs) Dynamic(name string) bool { return d.dynamic[name] }

@@ -48,6 +48,15 @@ type Entry struct {
 	Synonyms  []Synonym
 }
 
+// SourceOf is the source of an entry with synonyms: the first one's,
+// DEFAULT_CONFIG when there are none.
+func SourceOf(synonyms []Synonym) int8 {
+	if len(synonyms) == 0 {
+		return SourceDefault
+	}
+	return synonyms[0].Source
+}
+
 // Refusal is a resource-level error of DescribeConfigs.
 type Refusal struct {
 	Code    int16
@@ -133,10 +142,7 @@ func (d *Defs) describeOwn(n Node) []Entry {
 			e.Value = v.Value(name)
 		}
 		e.Synonyms = v.Synonyms(name)
-		e.Source = SourceDefault
-		if len(e.Synonyms) > 0 {
-			e.Source = e.Synonyms[0].Source
-		}
+		e.Source = SourceOf(e.Synonyms)
 		entries = append(entries, e)
 	}
 	return entries
@@ -153,10 +159,7 @@ func (d *Defs) describeClusterDefault(n Node) []Entry {
 			e.Value = strPtr(v.clusterDefault[name])
 		}
 		e.Synonyms = slices.DeleteFunc(v.Synonyms(name), func(s Synonym) bool { return s.Source != SourceDynamicDefaultBroker })
-		e.Source = SourceDefault
-		if len(e.Synonyms) > 0 {
-			e.Source = e.Synonyms[0].Source
-		}
+		e.Source = SourceOf(e.Synonyms)
 		entries = append(entries, e)
 	}
 	return entries

@@ -48,13 +48,13 @@ func TestEveryLineLoads(t *testing.T) {
 		t.Errorf("lines outside 3.9-4.4 are not clamped: %d %d", For(30).Line, For(50).Line)
 	}
 	// Facts read from Apache's source (docs/controller-describe-configs.md).
-	if For(41).Dynamic("config.providers") || !For(44).Dynamic("config.providers") {
+	if For(41).dynamic["config.providers"] || !For(44).dynamic["config.providers"] {
 		t.Error("config.providers became dynamic in 4.4")
 	}
-	if k, _ := For(41).Key("sasl.oauthbearer.expected.audience"); k.Default != nil {
+	if k := For(41).keys["sasl.oauthbearer.expected.audience"]; k.Default != nil {
 		t.Errorf("4.1 sasl.oauthbearer.expected.audience default %q, want null", *k.Default)
 	}
-	if k, _ := For(44).Key("sasl.oauthbearer.expected.audience"); k.Default == nil || *k.Default != "" {
+	if k := For(44).keys["sasl.oauthbearer.expected.audience"]; k.Default == nil || *k.Default != "" {
 		t.Error("4.4 sasl.oauthbearer.expected.audience default is not the empty list")
 	}
 }

@@ -26,26 +26,21 @@ func init() { regKey(32, 1, 4, (*Server).handleDescribeConfigs) }
 
 func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
-	// Refused resources and this node's loggers are answered here, the
-	// rest from the metadata image.
+	// Refused resources, this node's loggers and its own configuration are
+	// answered here, the rest from the metadata image.
 	answered := s.authorizeDescribeConfigs(r, req)
-	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
-		if int8(res.ResourceType) == configBrokerLogger {
-			answered = append(answered, s.describeLoggers(res))
-			return true
-		}
-		return false
-	})
 	ctl := s.controllerOf()
-	if ctl != nil {
-		req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
-			if res.ResourceType == kmsg.ConfigResourceTypeBroker {
-				answered = append(answered, s.describeOwnConfig(req, res, ctl))
-				return true
-			}
+	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
+		switch {
+		case int8(res.ResourceType) == configBrokerLogger:
+			answered = append(answered, s.describeLoggers(res))
+		case res.ResourceType == kmsg.ConfigResourceTypeBroker && ctl != nil:
+			answered = append(answered, s.describeOwnConfig(req, res, ctl))
+		default:
 			return false
-		})
-	}
+		}
+		return true
+	})
 	if ctl == nil {
 		resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
 		for _, res := range req.Resources {
