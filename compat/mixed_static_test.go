@@ -256,7 +256,8 @@ func checkIsolatedVoterRejoins(t *testing.T, members []*MixedMember, leader *Mix
 
 // checkGracefulHandover stops the leader with SIGTERM: it resigns and sends
 // EndQuorumEpoch, and a follower takes over in a higher epoch. A kraftd
-// follower logs the EndQuorumEpoch it received from either implementation.
+// follower logs the EndQuorumEpoch it received from either implementation;
+// at least one must have received it.
 // The old leader is restarted and every voter catches up.
 func checkGracefulHandover(t *testing.T, members []*MixedMember, leader *MixedMember, cur *QuorumStatus) *QuorumStatus {
 	t.Helper()
@@ -279,10 +280,26 @@ func checkGracefulHandover(t *testing.T, members []*MixedMember, leader *MixedMe
 		}
 		return nil
 	})
+	// A resigning Apache leader stops once any voter has taken over
+	// (KafkaRaftClient.maybeCompleteShutdown: hasRemoteLeader), so an
+	// EndQuorumEpoch still waiting on a reconnect to a voter that restarted
+	// recently is never sent. One kraftd survivor must have received it.
+	var got, missed []string
 	for _, m := range rest {
-		if m.Kind == KindKraftd && !strings.Contains(m.Proc().Output()[marks[m]:], "received EndQuorumEpoch") {
-			t.Errorf("%s did not log the EndQuorumEpoch of the resigning %s", m, leader)
+		if m.Kind != KindKraftd {
+			continue
 		}
+		if strings.Contains(m.Proc().Output()[marks[m]:], "received EndQuorumEpoch") {
+			got = append(got, m.String())
+		} else {
+			missed = append(missed, m.String())
+		}
+	}
+	switch {
+	case len(got) == 0 && len(missed) > 0:
+		t.Errorf("no kraftd survivor (%s) logged the EndQuorumEpoch of the resigning %s", strings.Join(missed, ", "), leader)
+	case len(missed) > 0:
+		t.Logf("%s logged the EndQuorumEpoch of the resigning %s; %s learned the new epoch from the election", strings.Join(got, ", "), leader, strings.Join(missed, ", "))
 	}
 	leader.Start(t)
 	return WaitMixedLeader(t, members, VotersCaughtUp(next.HighWatermark))
