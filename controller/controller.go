@@ -114,6 +114,15 @@ func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 	}
 }
 
+// FreezeImage returns a read-only copy of the committed image (see
+// metadata.Image.Freeze) and the offset of the last record it holds, for a
+// snapshot written while replay goes on.
+func (c *Controller) FreezeImage() (*metadata.Image, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.image.Freeze(), c.applied
+}
+
 // Applied is the offset of the last replayed record, or -1.
 func (c *Controller) Applied() int64 {
 	c.mu.RLock()

@@ -58,6 +58,11 @@ type Image struct {
 	group      *changeGroup
 	replicas   replicaIndex // broker -> partitions listing it as a replica
 	leaderless *leaderlessIndex
+	// gen is the generation of topics this image may change in place; a
+	// Freeze starts a new one, and a topic of an older generation, shared
+	// with a frozen copy, is copied before it changes (ownTopic).
+	gen    uint64
+	frozen bool // a Freeze result: Apply refuses it
 }
 
 // Topic is a topic and its partitions, indexed by partition id. Partitions
@@ -67,6 +72,7 @@ type Topic struct {
 	ID         Uuid
 	Name       string
 	Partitions []Partition
+	gen        uint64 // the Image generation that owns it (Image.ownTopic)
 }
 
 // Partition is a partition's replica assignment and leadership. Slices are
@@ -181,6 +187,9 @@ type ConfigResource struct {
 // such a record as a fatal fault in the log.
 var ErrBadRecord = errors.New("metadata: record does not apply to the image")
 
+// ErrFrozen is returned by Apply and ApplyAll on an image from Freeze.
+var ErrFrozen = errors.New("metadata: the image is a frozen copy")
+
 // NewImage returns an empty image.
 func NewImage() *Image {
 	return &Image{
@@ -213,6 +222,9 @@ func (im *Image) InTransaction() bool { return im.inTxn }
 // transaction) and the transaction is closed. The image keeps the record's
 // slices (replicas, ISR, ...), so the caller must not modify them later.
 func (im *Image) Apply(rec Record) error {
+	if im.frozen {
+		return ErrFrozen
+	}
 	switch rec.(type) {
 	case *BeginTransactionRecord:
 		if im.inTxn {
@@ -300,7 +312,7 @@ func (im *Image) apply(rec Record) error {
 		if _, ok := im.TopicIDs[r.Name]; ok {
 			return bad("topic %q already exists", r.Name)
 		}
-		im.putTopic(&Topic{ID: r.TopicId, Name: r.Name})
+		im.putTopic(&Topic{ID: r.TopicId, Name: r.Name, gen: im.gen})
 	case *RemoveTopicRecord:
 		t, ok := im.Topics[r.TopicId]
 		if !ok {
@@ -315,6 +327,7 @@ func (im *Image) apply(rec Record) error {
 		if r.PartitionId < 0 {
 			return bad("PartitionRecord with partition id %d", r.PartitionId)
 		}
+		t = im.ownTopic(t)
 		im.setPartition(t, r.PartitionId, partitionFromRecord(r))
 		im.indexReplicas(t, r.PartitionId, r.Replicas)
 		im.noteLeader(t, r.PartitionId, r.Leader)

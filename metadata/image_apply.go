@@ -132,7 +132,8 @@ func (im *Image) removeTopic(t *Topic) {
 	}
 }
 
-// setPartition stores p as partition id of t. It is the hot path of replay
+// setPartition stores p as partition id of t, which must be im's own
+// (ownTopic). It is the hot path of replay
 // (a million partitions at load, tens of thousands of changes when a broker
 // fails), so the undo closures, which escape to the heap, are only built
 // inside a transaction.
@@ -216,6 +217,7 @@ func (im *Image) changePartition(r *PartitionChangeRecord) error {
 
 // changeTopicPartition is changePartition once the topic is found.
 func (im *Image) changeTopicPartition(t *Topic, r *PartitionChangeRecord) error {
+	t = im.ownTopic(t) // before reading: an earlier change may have copied it
 	if r.PartitionId < 0 || int(r.PartitionId) >= len(t.Partitions) || !t.Partitions[r.PartitionId].Exists {
 		return bad("PartitionChangeRecord for unknown partition %s-%d", t.Name, r.PartitionId)
 	}

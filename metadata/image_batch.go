@@ -12,6 +12,9 @@ package metadata
 // of different records do not depend on each other, the processor overlaps
 // their misses.
 func (im *Image) ApplyAll(recs []Record) (int, error) {
+	if im.frozen {
+		return 0, ErrFrozen
+	}
 	done := 0
 	for done < len(recs) {
 		if !im.inTxn {

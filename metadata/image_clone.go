@@ -33,6 +33,7 @@ func (im *Image) Clone() *Image {
 	}
 	for id, t := range im.Topics {
 		c := *t
+		c.gen = out.gen
 		// Copied with the old capacity's worth of room dropped: a clone's
 		// partitions grow on their own.
 		c.Partitions = append([]Partition(nil), t.Partitions...)

@@ -67,6 +67,11 @@ type StateMachine interface {
 	LoadSnapshot(lastOffset int64, im *metadata.Image)
 	// Applied is the offset of the last replayed record, or -1.
 	Applied() int64
+	// FreezeImage returns a read-only copy of the image that stays as it
+	// is while replay goes on (metadata.Image.Freeze), and the offset of
+	// the last record it holds: the snapshot writer reads it on another
+	// goroutine.
+	FreezeImage() (*metadata.Image, int64)
 	// ActivationRecords are what a new leader writes once it has replayed
 	// every record committed before its epoch (bootstrap feature levels on
 	// an empty log), or nil.

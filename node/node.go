@@ -195,7 +195,7 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 	if n.soft.LeaderID < 0 {
 		n.electionStart = began
 	}
-	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, n.controlStateAt, log)
+	n.snapshots = NewSnapshotter(disk.fs, disk.Log, cfg.Snapshots, env.Clock, env.Background, n.controlStateAt, sm.FreezeImage, log)
 	if m := env.Meter; m != nil {
 		n.snapshots.written = m.SnapshotWritten
 		if snapshot != "none" {

@@ -29,7 +29,7 @@ func (n *Node) SnapshotNow() (storage.SnapshotID, error) {
 		return storage.SnapshotID{}, ErrNothingToSnapshot
 	}
 	if latest, ok := log.LatestSnapshot(); !ok || latest.EndOffset < point.id.EndOffset {
-		if err := s.writeAndClean(point, s.stateAt(point)); err != nil {
+		if err := s.writeAndClean(point, s.stateAt(point), s.frozenAt(point)); err != nil {
 			return storage.SnapshotID{}, err
 		}
 	}

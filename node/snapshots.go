@@ -39,11 +39,14 @@ type SnapshotPolicy struct {
 // log is committed (MaybeSnapshot, cheap), and when a snapshot is due it is
 // built and written on a goroutine of its own.
 //
-// The snapshot's image is rebuilt from disk, the newest snapshot at or
-// below the chosen offset plus the log after it, rather than taken from the
-// controller: the loop goroutine owns that image and mutates it, and it has
-// no cheap copy yet. Rebuilding costs a second image's memory while a
-// snapshot is written. The kraft.version and voter set its header repeats
+// The snapshot's image is a frozen copy-on-write copy of the state
+// machine's (metadata.Image.Freeze), taken on the loop when the image holds
+// exactly the committed batches the snapshot ends at, which is the usual
+// case: replay stops at the high watermark, a batch boundary. Otherwise
+// (the high watermark inside a batch) it is rebuilt from disk, the newest
+// snapshot at or below the chosen offset plus the log after it, which
+// costs a second image while the snapshot is written. The kraft.version
+// and voter set its header repeats
 // come from their one owner, the quorum core's voter-set history
 // (ControlStateFunc), asked on the loop when the snapshot is started.
 //
@@ -57,6 +60,7 @@ type Snapshotter struct {
 	run    Executor
 
 	controlAt ControlStateFunc
+	freeze    FreezeFunc
 
 	scanned      int64         // committed batches below this were counted
 	bytesSince   int64         // batch bytes committed since the last snapshot
@@ -77,8 +81,8 @@ type snapshotPoint struct {
 // NewSnapshotter counts the log from the newest snapshot on, so that after
 // a restart the bytes committed before it still count, as Apache's
 // replay does.
-func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, clock Clock, run Executor, controlAt ControlStateFunc, logger zerolog.Logger) *Snapshotter {
-	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: clock.Now, run: run, controlAt: controlAt}
+func NewSnapshotter(fsys storage.FS, log *storage.Log, policy SnapshotPolicy, clock Clock, run Executor, controlAt ControlStateFunc, freeze FreezeFunc, logger zerolog.Logger) *Snapshotter {
+	s := &Snapshotter{fs: fsys, log: log, policy: policy, logger: logger.With().Str("component", "snapshots").Logger(), now: clock.Now, run: run, controlAt: controlAt, freeze: freeze}
 	s.lastSnapshot = s.now()
 	s.resetScan()
 	return s
@@ -122,8 +126,8 @@ func (s *Snapshotter) MaybeSnapshot(hw int64) {
 	point := s.point
 	s.logger.Info().Stringer("snapshot", point.id).Str("reason", reason).Msg("writing metadata snapshot")
 	s.bytesSince, s.newRecords, s.lastSnapshot = 0, false, s.now()
-	state := s.stateAt(point)
-	s.running = s.run(func() error { return s.writeAndClean(point, state) })
+	state, im := s.stateAt(point), s.frozenAt(point)
+	s.running = s.run(func() error { return s.writeAndClean(point, state, im) })
 }
 
 // Close waits for a snapshot being written; the node calls it before it
@@ -196,22 +200,49 @@ func (s *Snapshotter) stateAt(point snapshotPoint) quorumState {
 	return quorumState{kraftVersion: kv, voters: voters}
 }
 
-func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState) error {
+// frozenAt is a frozen copy of the state machine's image if it holds
+// exactly the records below point, else nil.
+func (s *Snapshotter) frozenAt(point snapshotPoint) *metadata.Image {
+	if s.freeze == nil {
+		return nil
+	}
+	im, applied := s.freeze()
+	if applied != point.id.EndOffset-1 {
+		return nil
+	}
+	return im
+}
+
+// writeAndClean writes the snapshot ending at point from im (a frozen
+// image holding exactly the records below it), or from an image rebuilt
+// from disk when im is nil, then applies retention.
+func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState, im *metadata.Image) error {
 	start := s.now()
-	im, err := rebuildImage(s.log, point.id.EndOffset)
-	if err != nil {
-		return fmt.Errorf("rebuild the image at %d: %w", point.id.EndOffset, err)
+	from := "frozen image"
+	if im == nil {
+		var err error
+		if im, err = rebuildImage(s.log, point.id.EndOffset); err != nil {
+			return fmt.Errorf("rebuild the image at %d: %w", point.id.EndOffset, err)
+		}
+		from = "log"
+	} else if im.InTransaction() {
+		return fmt.Errorf("%w: %d", errInTransaction, point.id.EndOffset)
 	}
 	size, err := writeSnapshot(s.log, point, im, state, s.now())
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", point.id, err)
 	}
-	s.logger.Info().Stringer("snapshot", point.id).Int64("bytes", size).Dur("took", s.now().Sub(start)).Msg("wrote metadata snapshot")
+	s.logger.Info().Stringer("snapshot", point.id).Str("from", from).Int64("bytes", size).Dur("took", s.now().Sub(start)).Msg("wrote metadata snapshot")
 	if s.written != nil {
 		s.written(size, s.now())
 	}
 	return cleanSnapshots(s.fs, s.log, s.policy, s.now(), s.logger)
 }
+
+// FreezeFunc is StateMachine.FreezeImage: a frozen copy of the image and
+// the offset of the last record it holds. It is called on the loop
+// goroutine.
+type FreezeFunc func() (*metadata.Image, int64)
 
 // ControlStateFunc returns the kraft.version and voter set in force at
 // offset (voters nil where the static set holds), from the quorum core

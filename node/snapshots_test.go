@@ -79,7 +79,7 @@ func loadSnapshotImage(t *testing.T, log *storage.Log, id storage.SnapshotID) (*
 
 func TestSnapshotterWritesByBytes(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, nil, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	var hashes = map[int64][32]byte{}
 	for i := range 60 {
@@ -103,9 +103,45 @@ func TestSnapshotterWritesByBytes(t *testing.T) {
 	}
 }
 
+// TestSnapshotterWritesFromFrozenImage: with a state machine to freeze,
+// each snapshot is written from a frozen copy of the live image while the
+// test goes on appending and applying, changing partitions of topics the
+// copy shares (go test -race checks that they are not shared unsafely),
+// and each holds exactly the image at its offset.
+func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
+	l := newSnapshotLog(t)
+	frozen := 0
+	freeze := func() (*metadata.Image, int64) {
+		frozen++
+		return l.image.Freeze(), l.log.EndOffset() - 1
+	}
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, freeze, zerolog.Nop())
+	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
+	var hashes = map[int64][32]byte{}
+	for i := range 80 {
+		l.topic(i)
+		for j := 0; j < i; j += 3 {
+			id := metadata.Uuid{byte(j >> 8), byte(j), 0x70}
+			l.append(1, &metadata.PartitionChangeRecord{TopicId: id, PartitionId: 0, Leader: int32(1 + i%2), Isr: []int32{1, 2}, LeaderRecoveryState: -1})
+		}
+		hashes[l.log.EndOffset()] = l.image.Hash()
+		s.MaybeSnapshot(l.log.EndOffset()) // not waited for: the next appends race with it
+	}
+	s.Close()
+	ids := l.log.Snapshots()
+	if len(ids) < 3 || frozen < len(ids) {
+		t.Fatalf("snapshots %v from %d frozen images", ids, frozen)
+	}
+	for _, id := range ids {
+		if im, _ := loadSnapshotImage(t, l.log, id); im.Hash() != hashes[id.EndOffset] {
+			t.Errorf("snapshot %v does not hold the image at its offset", id)
+		}
+	}
+}
+
 func TestSnapshotterTimerNeedsNewRecords(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1 << 30, IntervalMs: 1000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1 << 30, IntervalMs: 1000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, nil, zerolog.Nop())
 	clock := time.Unix(100, 0)
 	s.now = func() time.Time { return clock }
 	s.lastSnapshot = clock
@@ -133,7 +169,7 @@ func TestSnapshotterTimerNeedsNewRecords(t *testing.T) {
 // batch wholly below the high watermark, and never inside a transaction.
 func TestSnapshotterOnlyWholeCommittedBatches(t *testing.T) {
 	l := newSnapshotLog(t)
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 1, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, nil, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	l.append(2, &metadata.BeginTransactionRecord{}, &metadata.TopicRecord{Name: "a", TopicId: metadata.Uuid{1}})
 	l.append(2, &metadata.NoOpRecord{}, &metadata.EndTransactionRecord{})
@@ -167,7 +203,7 @@ func TestSnapshotterRetention(t *testing.T) {
 	voters := &metadata.VotersRecord{Voters: []metadata.VotersRecordVoter{{VoterId: 1}}}
 	// The quorum core's voter set (here: one from the first offsets on).
 	controlAt := func(offset int64) (int16, *metadata.VotersRecord) { return 1, voters }
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 3000, RetentionBytes: 0, RetentionMs: -1}, wallClock{}, goExecutor, controlAt, zerolog.Nop())
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 3000, RetentionBytes: 0, RetentionMs: -1}, wallClock{}, goExecutor, controlAt, nil, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	l.appendControl(1, &metadata.KRaftVersionRecord{KRaftVersion: 1})
 	l.appendControl(1, voters)

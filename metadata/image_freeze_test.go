@@ -1,0 +1,56 @@
+package metadata
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestFreezeKeepsItsView: random logs (topic removals, reassignments,
+// transactions, runs of partition changes through ApplyAll) applied to an
+// image that is frozen every few records: each frozen copy keeps the hash
+// it had when it was taken, refuses records, and the live image ends up
+// exactly as one that was never frozen.
+func TestFreezeKeepsItsView(t *testing.T) {
+	for seed := range uint64(50) {
+		log := randomLog(seed, 400)
+		live, want := NewImage(), NewImage()
+		live.PartitionsOfBroker(1) // the indexes are kept through freezes
+		type view struct {
+			im   *Image
+			hash [32]byte
+		}
+		var views []view
+		for i := 0; i < len(log); {
+			n := min(len(log)-i, 1+int(seed+uint64(i))%23)
+			live.ApplyAll(log[i : i+n])
+			for _, r := range log[i : i+n] {
+				want.Apply(r)
+			}
+			i += n
+			f := live.Freeze()
+			views = append(views, view{f, f.Hash()})
+			if f.Hash() != live.Hash() {
+				t.Fatalf("seed %d: a frozen copy hashes differently from its source", seed)
+			}
+		}
+		if live.Hash() != want.Hash() {
+			t.Fatalf("seed %d: the live image differs from one never frozen", seed)
+		}
+		for b := range int32(6) {
+			if got, exp := live.PartitionsOfBroker(b), want.PartitionsOfBroker(b); !samePartitions(got, exp) {
+				t.Fatalf("seed %d broker %d: index %v, want %v", seed, b, got, exp)
+			}
+		}
+		for k, v := range views {
+			if v.im.Hash() != v.hash {
+				t.Fatalf("seed %d: frozen copy %d changed after it was taken", seed, k)
+			}
+		}
+		if err := views[0].im.Apply(log[len(log)-1]); !errors.Is(err, ErrFrozen) {
+			t.Fatalf("seed %d: Apply on a frozen copy: %v", seed, err)
+		}
+		if _, err := views[0].im.ApplyAll(log[:1]); !errors.Is(err, ErrFrozen) {
+			t.Fatalf("seed %d: ApplyAll on a frozen copy: %v", seed, err)
+		}
+	}
+}
