@@ -74,15 +74,39 @@ func (r *scaleRun) snapshot() {
 	}
 }
 
+// snapshotsInProgress reports whether any controller has a snapshot's
+// .checkpoint.part file.
+func (r *scaleRun) snapshotsInProgress() bool {
+	for _, dir := range r.q.dirs {
+		if len(snapshotFiles(dir, ".checkpoint.part")) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // snapshotFiles lists the files in dir ending in suffix.
 func snapshotFiles(dir, suffix string) []string {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
 	return paths
 }
 
+// steadySettle is how long the steady window waits after the last
+// controller finished its snapshot: the collection of garbage the
+// snapshot left (a JVM's or Go's) is the snapshot's cost, not the steady
+// state's.
+const steadySettle = 10 * time.Second
+
 // steady measures the controllers' CPU and the active one's memory over a
-// window with every broker heartbeating.
+// window with every broker heartbeating. It begins once no controller is
+// writing a snapshot (the followers write theirs at about the time the
+// leader does) and steadySettle has passed.
 func (r *scaleRun) steady() {
+	deadline := time.Now().Add(r.cfg.snapInterval + time.Minute)
+	for r.snapshotsInProgress() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(steadySettle)
 	r.logf("steady state: %v with %d brokers heartbeating", r.cfg.window, len(r.fleet.Brokers))
 	r.fleet.SetPhase("steady")
 	leaderID, pid := r.leaderPID()

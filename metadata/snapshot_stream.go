@@ -26,6 +26,22 @@ type SnapshotOptions struct {
 	// Timestamp is the append time stamped on every batch; Apache uses its
 	// clock when it builds each batch.
 	Timestamp int64
+	// Buffers, if set, is the scratch memory to use and keep for the next
+	// snapshot.
+	Buffers *SnapshotBuffers
+}
+
+// SnapshotBuffers is WriteSnapshot's scratch memory: the pending batch's
+// values and the encoded batch, up to about 16 MiB in all. A node that
+// writes a snapshot every few minutes keeps one and passes it to each, as
+// Apache's raft client keeps a pool of batch buffers, instead of
+// allocating that much anew each time for the collector to take back. It
+// is not for concurrent use.
+type SnapshotBuffers struct {
+	values  []byte
+	ends    []int
+	records []batch.Record
+	out     []byte
 }
 
 // WriteSnapshot writes the image to w in Apache's snapshot format (see
@@ -36,6 +52,12 @@ type SnapshotOptions struct {
 // are not a snapshot and must be discarded (storage's SnapshotWriter.Abort).
 func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) {
 	sw := &snapshotWriter{w: w, epoch: opts.Epoch, timestamp: opts.Timestamp}
+	if b := opts.Buffers; b != nil {
+		sw.SnapshotBuffers = *b
+		defer func() {
+			*b = SnapshotBuffers{values: sw.values[:0], ends: sw.ends[:0], records: sw.records[:0], out: sw.out[:0]}
+		}()
+	}
 	header := []batch.Record{controlRecord(&SnapshotHeaderRecord{LastContainedLogTimestamp: opts.LastContainedLogTimestamp})}
 	if opts.KRaftVersion >= 1 && opts.Voters != nil {
 		header = append(header, controlRecord(&KRaftVersionRecord{KRaftVersion: opts.KRaftVersion}), controlRecord(opts.Voters))
@@ -62,11 +84,11 @@ type snapshotWriter struct {
 	offset    int64 // base offset of the next batch
 	written   int64
 
-	values  []byte         // encoded values of the pending batch
-	ends    []int          // end of each pending value in values
-	size    int            // encoded size of the pending batch
-	records []batch.Record // scratch for Encode
-	out     []byte         // scratch for the encoded batch
+	// SnapshotBuffers: values holds the encoded values of the pending
+	// batch, ends the end of each in values; records and out are scratch
+	// for encoding it.
+	SnapshotBuffers
+	size int // encoded size of the pending batch
 }
 
 func (sw *snapshotWriter) add(r Record) error {

@@ -68,6 +68,7 @@ type Snapshotter struct {
 	lastSnapshot time.Time     // when the last snapshot was started
 	point        snapshotPoint // newest batch-aligned committed point
 	running      <-chan error  // non-nil while a snapshot is being written
+	scratch      snapshotScratch
 	// written, if set, learns of each snapshot written (the meter's).
 	written func(bytes int64, at time.Time)
 }
@@ -228,7 +229,7 @@ func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState, im *
 	} else if im.InTransaction() {
 		return fmt.Errorf("%w: %d", errInTransaction, point.id.EndOffset)
 	}
-	size, err := writeSnapshot(s.log, point, im, state, s.now())
+	size, err := writeSnapshot(s.log, point, im, state, s.now(), &s.scratch)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", point.id, err)
 	}
@@ -256,15 +257,29 @@ type quorumState struct {
 	voters       *metadata.VotersRecord
 }
 
-func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState, now time.Time) (int64, error) {
+// snapshotScratch is the memory writing a snapshot needs, kept from one
+// snapshot to the next; one snapshot is written at a time.
+type snapshotScratch struct {
+	file    *bufio.Writer
+	buffers metadata.SnapshotBuffers
+}
+
+func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState, now time.Time, scratch *snapshotScratch) (int64, error) {
 	w, err := log.CreateSnapshot(point.id)
 	if err != nil {
 		return 0, err
 	}
-	buf := bufio.NewWriterSize(snapshotSink{w}, 1<<20)
+	buf := scratch.file
+	if buf == nil {
+		buf = bufio.NewWriterSize(snapshotSink{w}, 1<<20)
+		scratch.file = buf
+	} else {
+		buf.Reset(snapshotSink{w})
+	}
+	defer buf.Reset(nil) // not keeping the file
 	size, err := metadata.WriteSnapshot(buf, im, metadata.SnapshotOptions{
 		Epoch: point.id.Epoch, LastContainedLogTimestamp: point.timestamp, Timestamp: now.UnixMilli(),
-		KRaftVersion: state.kraftVersion, Voters: state.voters,
+		KRaftVersion: state.kraftVersion, Voters: state.voters, Buffers: &scratch.buffers,
 	})
 	if err == nil {
 		err = buf.Flush()

@@ -245,7 +245,7 @@ func TestSnapshotterRetentionByAge(t *testing.T) {
 		}
 		// Snapshot i contains records stamped i minutes after the epoch.
 		point := snapshotPoint{id: storage.SnapshotID{EndOffset: l.log.EndOffset(), Epoch: 1}, timestamp: int64(i) * 60_000}
-		if _, err := writeSnapshot(l.log, point, im, quorumState{}, time.Now()); err != nil {
+		if _, err := writeSnapshot(l.log, point, im, quorumState{}, time.Now(), &snapshotScratch{}); err != nil {
 			t.Fatal(err)
 		}
 	}
