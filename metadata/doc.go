@@ -50,7 +50,10 @@
 // stages so that their cache misses overlap. PartitionsOfBroker
 // (image_brokers.go) lists the partitions whose replicas hold a broker, and
 // LeaderlessPartitions (image_leaderless.go) those without a leader, each
-// from an index built on first use and kept up to date by apply. Hash
+// from an index built on first use and kept up to date by apply. Clone
+// (image_clone.go) copies an image to change independently; Freeze
+// (image_freeze.go) gives a read-only copy-on-write copy that another
+// goroutine may read while apply goes on, for writing a snapshot. Hash
 // gives a deterministic digest for
 // comparing nodes; it covers what Apache's image keeps, so nil and empty
 // replica lists hash alike and the producer-id block hashes by its next id
