@@ -48,7 +48,7 @@ var scaleRows = []scaleRow{
 	{"steady", "active controller RSS", "MiB", true, ""},
 	{"steady", "followers' RSS, together", "MiB", true, ""},
 	{"steady", "heartbeat p99", "ms", true, ""},
-	{"storm", "all observers caught up after", "s", true, ""},
+	{"storm", "all observers caught up after (median round)", "s", true, ""},
 	{"storm", "leader RSS above idle during the storm", "MiB", true, "<= 21 MiB"},
 	{"storm", "concurrent CreateTopics p99", "ms", true, "no stall"},
 	{"storm", "concurrent CreateTopics max", "ms", true, ""},
@@ -71,8 +71,8 @@ var scaleRows = []scaleRow{
 func scaleTable(cfg scaleConfig, figures map[string]*scaleFigures) string {
 	kraftd, apache := figures["kraftd"], figures["apache"]
 	var out strings.Builder
-	fmt.Fprintf(&out, "\nController at scale: %d simulated brokers on %d racks, %d topics of %d partitions (RF %d), %d observers, %v windows\n",
-		cfg.brokers, cfg.racks, cfg.topics, cfg.partitions, cfg.rf, cfg.observers, cfg.window)
+	fmt.Fprintf(&out, "\nController at scale: %d simulated brokers on %d racks, %d topics of %d partitions (RF %d), %d storms of %d observers, %v windows\n",
+		cfg.brokers, cfg.racks, cfg.topics, cfg.partitions, cfg.rf, cfg.stormRounds, cfg.observers, cfg.window)
 	fmt.Fprintf(&out, "%-11s %-44s %-12s %10s %10s %9s %-13s %s\n", "phase", "figure", "unit", "kraftd", "Apache", "adv", "target", "steal k/A %")
 	value := func(f *scaleFigures, r scaleRow) (float64, bool) {
 		if f == nil {

@@ -21,6 +21,7 @@ type scaleConfig struct {
 	rf            int16         // replication factor
 	requesters    int           // concurrent CreateTopics requesters while loading
 	observers     int           // KRAFTD_SCALE_OBSERVERS: catch-up storm
+	stormRounds   int           // KRAFTD_SCALE_STORM_ROUNDS: storms one after the other
 	window        time.Duration // KRAFTD_SCALE_WINDOW: steady-state and baseline windows
 	snapInterval  time.Duration // KRAFTD_SCALE_SNAPSHOT_INTERVAL: metadata.log.max.snapshot.interval.ms
 	apacheHeap    string        // KRAFTD_SCALE_APACHE_HEAP: the Apache controllers' -Xmx
@@ -29,7 +30,7 @@ type scaleConfig struct {
 }
 
 func scaleConfigFromEnv(b *testing.B) scaleConfig {
-	c := scaleConfig{brokers: 1000, racks: 10, topics: 100_000, partitions: 10, rf: 3, requesters: 64, observers: 100,
+	c := scaleConfig{brokers: 1000, racks: 10, topics: 100_000, partitions: 10, rf: 3, requesters: 64, observers: 100, stormRounds: 3,
 		window: 20 * time.Second, snapInterval: 2 * time.Minute, apacheHeap: "4g",
 		sides: []string{"kraftd", "apache"}, apacheVersion: "4.1.2"}
 	envInt := func(name string, dst *int) {
@@ -57,6 +58,7 @@ func scaleConfigFromEnv(b *testing.B) scaleConfig {
 	envInt("KRAFTD_SCALE_PARTITIONS", &partitions)
 	c.partitions = int32(partitions)
 	envInt("KRAFTD_SCALE_OBSERVERS", &c.observers)
+	envInt("KRAFTD_SCALE_STORM_ROUNDS", &c.stormRounds)
 	envDuration("KRAFTD_SCALE_WINDOW", &c.window)
 	envDuration("KRAFTD_SCALE_SNAPSHOT_INTERVAL", &c.snapInterval)
 	if v := os.Getenv("KRAFTD_SCALE_APACHE_HEAP"); v != "" {
@@ -89,7 +91,8 @@ func scaleProps(cfg scaleConfig) map[string]string {
 //     snapshot, the time and memory that takes, its bytes per partition;
 //  2. steady state: CPU and resident memory while every broker heartbeats;
 //  3. catch-up storm: cfg.observers new observers fetch the whole log (or
-//     the snapshot the leader sends them to) while a writer creates topics;
+//     the snapshot the leader sends them to) while a writer creates topics,
+//     cfg.stormRounds times over;
 //  4. one broker fails (the one leading most partitions), then one rack;
 //  5. the active controller is SIGKILLed.
 //
