@@ -115,12 +115,15 @@ func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 }
 
 // FreezeImage returns a read-only copy of the committed image (see
-// metadata.Image.Freeze) and the offset of the last record it holds, for a
-// snapshot written while replay goes on.
-func (c *Controller) FreezeImage() (*metadata.Image, int64) {
+// metadata.Image.Freeze) for a snapshot written while replay goes on, if
+// the image holds exactly the records up to lastOffset; else nil.
+func (c *Controller) FreezeImage(lastOffset int64) *metadata.Image {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.image.Freeze(), c.applied
+	if c.applied != lastOffset {
+		return nil
+	}
+	return c.image.Freeze()
 }
 
 // Applied is the offset of the last replayed record, or -1.

@@ -68,10 +68,10 @@ type StateMachine interface {
 	// Applied is the offset of the last replayed record, or -1.
 	Applied() int64
 	// FreezeImage returns a read-only copy of the image that stays as it
-	// is while replay goes on (metadata.Image.Freeze), and the offset of
-	// the last record it holds: the snapshot writer reads it on another
-	// goroutine.
-	FreezeImage() (*metadata.Image, int64)
+	// is while replay goes on (metadata.Image.Freeze), for the snapshot
+	// writer to read on another goroutine, if the image holds exactly the
+	// records up to lastOffset; else nil.
+	FreezeImage(lastOffset int64) *metadata.Image
 	// ActivationRecords are what a new leader writes once it has replayed
 	// every record committed before its epoch (bootstrap feature levels on
 	// an empty log), or nil.

@@ -207,11 +207,7 @@ func (s *Snapshotter) frozenAt(point snapshotPoint) *metadata.Image {
 	if s.freeze == nil {
 		return nil
 	}
-	im, applied := s.freeze()
-	if applied != point.id.EndOffset-1 {
-		return nil
-	}
-	return im
+	return s.freeze(point.id.EndOffset - 1)
 }
 
 // writeAndClean writes the snapshot ending at point from im (a frozen
@@ -240,10 +236,10 @@ func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState, im *
 	return cleanSnapshots(s.fs, s.log, s.policy, s.now(), s.logger)
 }
 
-// FreezeFunc is StateMachine.FreezeImage: a frozen copy of the image and
-// the offset of the last record it holds. It is called on the loop
-// goroutine.
-type FreezeFunc func() (*metadata.Image, int64)
+// FreezeFunc is StateMachine.FreezeImage: a frozen copy of the image if it
+// holds exactly the records up to lastOffset, else nil. It is called on the
+// loop goroutine.
+type FreezeFunc func(lastOffset int64) *metadata.Image
 
 // ControlStateFunc returns the kraft.version and voter set in force at
 // offset (voters nil where the static set holds), from the quorum core

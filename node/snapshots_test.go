@@ -111,9 +111,13 @@ func TestSnapshotterWritesByBytes(t *testing.T) {
 func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
 	l := newSnapshotLog(t)
 	frozen := 0
-	freeze := func() (*metadata.Image, int64) {
+	freeze := func(lastOffset int64) *metadata.Image {
+		if lastOffset != l.log.EndOffset()-1 {
+			t.Errorf("asked to freeze at %d, the image ends at %d", lastOffset, l.log.EndOffset()-1)
+			return nil
+		}
 		frozen++
-		return l.image.Freeze(), l.log.EndOffset() - 1
+		return l.image.Freeze()
 	}
 	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, freeze, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
