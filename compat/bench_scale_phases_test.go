@@ -252,11 +252,15 @@ func (r *scaleRun) brokersFail(what string, ids []int32) {
 	r.fleet.SetPhase(phase)
 	led, wait := r.leaders.WatchLeadAway(ids)
 	r.logf("%s fails: %d brokers leading %d partitions", what, len(ids), led)
-	steal, killedAt := StartSteal(), time.Now()
+	steal := StartSteal()
+	var firstExpiry time.Time // the earliest last heartbeat among them
 	for _, b := range r.fleet.Brokers {
 		if slices.Contains(ids, b.ID) {
 			b.Kill()
 			r.killed[b.ID] = true
+			if last := b.LastHeartbeat(); firstExpiry.IsZero() || last.Before(firstExpiry) {
+				firstExpiry = last
+			}
 		}
 	}
 	res, err := wait(2 * time.Minute)
@@ -268,7 +272,7 @@ func (r *scaleRun) brokersFail(what string, ids []int32) {
 		return
 	}
 	r.f.set(phase, what+": partitions it led", float64(res.Led))
-	r.f.set(phase, what+": kill to first fence (session)", res.Fenced.Sub(killedAt).Seconds())
+	r.f.set(phase, what+": last heartbeat to first fence", res.Fenced.Sub(firstExpiry).Seconds())
 	r.f.set(phase, what+": fence to every partition led", msOf(res.LedAt.Sub(res.Fenced)))
 	r.f.set(phase, what+": fence to the fleet fetched it", msOf(res.Fetched.Sub(res.Fenced)))
 	if !res.LastFence.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,6 +35,9 @@ type SimBroker struct {
 
 	// kill ends this broker alone (Kill); nil until the fleet starts it.
 	kill context.CancelFunc
+	// lastBeat is when the last heartbeat the controller answered while
+	// running was sent (unix nanoseconds), where its session restarted.
+	lastBeat atomic.Int64
 
 	fleet       *SimFleet
 	incarnation [16]byte
@@ -118,6 +122,7 @@ func (b *SimBroker) run(ctx context.Context) {
 			b.fleet.countError("BrokerHeartbeat", errors.New("fenced while running"))
 		default:
 			b.fleet.heartbeats.Add(took)
+			b.lastBeat.Store(start.UnixNano())
 		}
 		select {
 		case <-ctx.Done():
@@ -221,6 +226,11 @@ func (b *SimBroker) connect(ctx context.Context) error {
 	b.conn, b.connAddr = conn, addr
 	return nil
 }
+
+// LastHeartbeat is when the last answered heartbeat of the running broker
+// was sent: its session expires a session timeout after (at the latest:
+// the controller took it a little later).
+func (b *SimBroker) LastHeartbeat() time.Time { return time.Unix(0, b.lastBeat.Load()) }
 
 // Kill stops the broker as SIGKILL would: no more heartbeats, its
 // connection closed. The controller fences it once its session expires.
