@@ -55,7 +55,9 @@ type Controller struct {
 // records of bootstrap.checkpoint (feature levels), written by the first
 // leader of an empty log.
 func New(nodeID int32, bootstrap []metadata.Record) *Controller {
-	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: metadata.NewImage(), applied: -1,
+	image := metadata.NewImage()
+	image.BuildIndexes() // kept up to date by replay, copied by speculate
+	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: image, applied: -1,
 		registerOffsets: map[int32]int64{}, acls: authz.NewIndex()}
 }
 
@@ -99,6 +101,7 @@ func (c *Controller) MarkApplied(offset int64) {
 // LoadSnapshot replaces the image with a snapshot's, whose last contained
 // offset is lastOffset.
 func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
+	im.BuildIndexes() // before the lock: at a million partitions it takes 0.4 s
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset

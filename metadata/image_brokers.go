@@ -101,6 +101,21 @@ func (im *Image) PartitionsOfBroker(broker int32) []TopicPartition {
 	return out
 }
 
+// BuildIndexes builds now the indexes PartitionsOfBroker and
+// LeaderlessPartitions would build on first use; apply keeps them up to
+// date from then on, and Clone copies them. An active controller's
+// speculative image is a clone of its committed one, and building the
+// replica index there on its first fencing held every operation for 0.4
+// s at a million partitions.
+func (im *Image) BuildIndexes() {
+	if im.replicas == nil {
+		im.buildReplicaIndex()
+	}
+	if im.leaderless == nil {
+		im.LeaderlessPartitions()
+	}
+}
+
 // buildReplicaIndex indexes every partition, sizing each broker's list
 // exactly.
 func (im *Image) buildReplicaIndex() {
