@@ -50,7 +50,8 @@
 // stages so that their cache misses overlap. PartitionsOfBroker
 // (image_brokers.go) lists the partitions whose replicas hold a broker, and
 // LeaderlessPartitions (image_leaderless.go) those without a leader, each
-// from an index built on first use and kept up to date by apply. Clone
+// from an index built on first use (or by BuildIndexes) and kept up to
+// date by apply. Clone
 // (image_clone.go) copies an image to change independently; Freeze
 // (image_freeze.go) gives a read-only copy-on-write copy that another
 // goroutine may read while apply goes on, for writing a snapshot. Hash
