@@ -1,7 +1,6 @@
 package metadata
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -94,8 +93,7 @@ type snapshotWriter struct {
 func (sw *snapshotWriter) add(r Record) error {
 	start := len(sw.values)
 	sw.values = AppendValue(sw.values, r)
-	n := len(sw.values) - start
-	grown := recordSize(len(sw.ends), n)
+	grown := batch.RecordSize(batch.Record{OffsetDelta: int32(len(sw.ends)), Value: sw.values[start:]})
 	if len(sw.ends) > 0 && sw.size+grown > MaxBatchBytes {
 		// Move the new value out of the way, flush, and start over with it.
 		value := append([]byte(nil), sw.values[start:]...)
@@ -104,7 +102,7 @@ func (sw *snapshotWriter) add(r Record) error {
 			return err
 		}
 		sw.values = append(sw.values, value...)
-		grown = recordSize(0, n)
+		grown = batch.RecordSize(batch.Record{Value: value})
 	}
 	if len(sw.ends) == 0 {
 		sw.size = batch.HeaderSize
@@ -112,19 +110,6 @@ func (sw *snapshotWriter) add(r Record) error {
 	sw.size += grown
 	sw.ends = append(sw.ends, len(sw.values))
 	return nil
-}
-
-// recordSize is the exact encoded size of a data record (null key, no
-// headers) with the given offset delta and value length.
-func recordSize(offsetDelta, valueLen int) int {
-	body := 1 + varintLen(0) + varintLen(int64(offsetDelta)) + varintLen(-1) +
-		varintLen(int64(valueLen)) + valueLen + varintLen(0)
-	return varintLen(int64(body)) + body
-}
-
-func varintLen(v int64) int {
-	var buf [binary.MaxVarintLen64]byte
-	return binary.PutVarint(buf[:], v)
 }
 
 func (sw *snapshotWriter) flush() error {

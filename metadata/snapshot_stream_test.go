@@ -3,6 +3,7 @@ package metadata
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,6 +157,30 @@ func TestWriteSnapshotBatchLimit(t *testing.T) {
 	loaded, _, err := LoadSnapshot(&buf)
 	if err != nil || loaded.Hash() != im.Hash() {
 		t.Fatalf("reload: %v", err)
+	}
+}
+
+// TestWriteSnapshotReusesItsBuffers: with SnapshotBuffers kept from an
+// earlier snapshot, writing one allocates a few dozen times in all, not once per
+// record; at a million partitions that garbage was 129 MiB a snapshot.
+func TestWriteSnapshotReusesItsBuffers(t *testing.T) {
+	im := imageOf(t, clusterRecords())
+	for i := range 200 {
+		id := Uuid{byte(i), 7}
+		applyAll(t, im, []Record{&TopicRecord{Name: "t" + itoa(i), TopicId: id}})
+		for p := range int32(10) {
+			applyAll(t, im, []Record{&PartitionRecord{PartitionId: p, TopicId: id, Replicas: []int32{1}, Isr: []int32{1}, Leader: 1}})
+		}
+	}
+	var bufs SnapshotBuffers
+	write := func() {
+		if _, err := WriteSnapshot(io.Discard, im, SnapshotOptions{Buffers: &bufs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write()
+	if allocs := testing.AllocsPerRun(3, write); allocs > 100 {
+		t.Errorf("%.0f allocations for a snapshot of 2,000 partitions", allocs)
 	}
 }
 

@@ -51,21 +51,56 @@ func (b Builder) Encode(dst []byte, records []Record) []byte {
 	return dst
 }
 
+// appendRecord writes r straight into dst: its length prefix is computed
+// first, so that encoding a snapshot's million records allocates nothing.
 func appendRecord(dst []byte, r Record) []byte {
-	var body []byte
-	body = append(body, byte(r.Attributes))
-	body = binary.AppendVarint(body, r.TimestampDelta)
-	body = binary.AppendVarint(body, int64(r.OffsetDelta))
-	body = appendVarBytes(body, r.Key)
-	body = appendVarBytes(body, r.Value)
-	body = binary.AppendVarint(body, int64(len(r.Headers)))
+	dst = binary.AppendVarint(dst, int64(recordBodySize(r)))
+	dst = append(dst, byte(r.Attributes))
+	dst = binary.AppendVarint(dst, r.TimestampDelta)
+	dst = binary.AppendVarint(dst, int64(r.OffsetDelta))
+	dst = appendVarBytes(dst, r.Key)
+	dst = appendVarBytes(dst, r.Value)
+	dst = binary.AppendVarint(dst, int64(len(r.Headers)))
 	for _, h := range r.Headers {
-		body = binary.AppendVarint(body, int64(len(h.Key)))
-		body = append(body, h.Key...)
-		body = appendVarBytes(body, h.Value)
+		dst = binary.AppendVarint(dst, int64(len(h.Key)))
+		dst = append(dst, h.Key...)
+		dst = appendVarBytes(dst, h.Value)
 	}
-	dst = binary.AppendVarint(dst, int64(len(body)))
-	return append(dst, body...)
+	return dst
+}
+
+// RecordSize is the encoded size of r in a batch, its length prefix
+// included.
+func RecordSize(r Record) int {
+	body := recordBodySize(r)
+	return varintLen(int64(body)) + body
+}
+
+func recordBodySize(r Record) int {
+	body := 1 + varintLen(r.TimestampDelta) + varintLen(int64(r.OffsetDelta)) +
+		varBytesLen(r.Key) + varBytesLen(r.Value) + varintLen(int64(len(r.Headers)))
+	for _, h := range r.Headers {
+		body += varintLen(int64(len(h.Key))) + len(h.Key) + varBytesLen(h.Value)
+	}
+	return body
+}
+
+// varintLen is the size of v as a zigzag varint.
+func varintLen(v int64) int {
+	u := uint64(v<<1) ^ uint64(v>>63)
+	n := 1
+	for u >= 0x80 {
+		u >>= 7
+		n++
+	}
+	return n
+}
+
+func varBytesLen(b []byte) int {
+	if b == nil {
+		return varintLen(-1)
+	}
+	return varintLen(int64(len(b))) + len(b)
 }
 
 func appendVarBytes(dst, b []byte) []byte {
