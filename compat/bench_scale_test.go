@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // scaleConfig sizes BenchmarkControllerScale. The defaults are issue 18's
@@ -101,6 +103,7 @@ func scaleProps(cfg scaleConfig) map[string]string {
 func BenchmarkControllerScale(b *testing.B) {
 	cfg := scaleConfigFromEnv(b)
 	figures := map[string]*scaleFigures{}
+	var features []kmsg.BrokerRegistrationRequestFeature // the first side's, for every side
 	for _, side := range cfg.sides {
 		var q *controllerQuorum
 		switch side {
@@ -111,7 +114,7 @@ func BenchmarkControllerScale(b *testing.B) {
 		default:
 			b.Fatalf("KRAFTD_BENCH_SIDES: unknown side %q (kraftd, apache)", side)
 		}
-		figures[side] = runScaleSide(b, cfg, q)
+		figures[side], features = runScaleSide(b, cfg, q, features)
 		q.stop()
 	}
 	fmt.Print(scaleTable(cfg, figures))
@@ -128,19 +131,24 @@ type scaleRun struct {
 	killed  map[int32]bool
 }
 
-func runScaleSide(b *testing.B, cfg scaleConfig, q *controllerQuorum) *scaleFigures {
+// runScaleSide runs the workload on q with brokers registering with
+// features (nil: the ranges q lists) and returns the figures and the
+// features the brokers used.
+func runScaleSide(b *testing.B, cfg scaleConfig, q *controllerQuorum, features []kmsg.BrokerRegistrationRequestFeature) (*scaleFigures, []kmsg.BrokerRegistrationRequestFeature) {
 	b.Helper()
 	r := &scaleRun{b: b, cfg: cfg, q: q, leaders: NewLeaderTracker(), f: newScaleFigures(), killed: map[int32]bool{}}
 	r.logf("%d simulated brokers on %d racks register", cfg.brokers, cfg.racks)
 	fleet, err := StartSimFleetWith(q.clusterID, q.voters, brokerIDBase, cfg.brokers, SimFleetOptions{
-		Rack:    func(i int) string { return fmt.Sprintf("rack-%d", i%cfg.racks) },
-		Leaders: r.leaders,
+		Rack:     func(i int) string { return fmt.Sprintf("rack-%d", i%cfg.racks) },
+		Leaders:  r.leaders,
+		Features: features,
 	})
 	if err != nil {
 		b.Fatalf("%s: %v", q.name, err)
 	}
 	defer fleet.Stop()
 	r.fleet = fleet
+	r.logf("%s", fleet.FeatureSummary)
 	unfenced, err := fleet.WaitUnfenced(10 * time.Minute)
 	if err != nil {
 		b.Fatalf("%s: %v", q.name, err)
@@ -155,7 +163,7 @@ func runScaleSide(b *testing.B, cfg scaleConfig, q *controllerQuorum) *scaleFigu
 	r.failover()
 	r.f.brokerErrors = fleet.Errors()
 	r.logf("done; broker errors: %s", r.f.brokerErrors)
-	return r.f
+	return r.f, fleet.Features()
 }
 
 func (r *scaleRun) logf(format string, args ...any) {

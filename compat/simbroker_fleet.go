@@ -56,6 +56,11 @@ type SimFleetOptions struct {
 	// Leaders, when set, is fed every batch the fleet's watcher fetches, so
 	// that it knows who leads each partition.
 	Leaders *LeaderTracker
+	// Features, when set, are the feature ranges every broker registers
+	// with, instead of those the active controller lists: a benchmark
+	// comparing two controllers gives both the same, so that their
+	// RegisterBrokerRecords are the same size.
+	Features []kmsg.BrokerRegistrationRequestFeature
 }
 
 // StartSimFleetWith is StartSimFleet with options.
@@ -77,6 +82,10 @@ func StartSimFleetWith(clusterID string, voters map[int32]string, firstID int32,
 		cancel()
 		return nil, err
 	}
+	if opts.Features != nil {
+		f.features = opts.Features
+	}
+	f.FeatureSummary += "; brokers register with " + featureRanges(f.features)
 	// The watcher fetches as the first broker, as that broker's raft
 	// client would.
 	f.watcher = NewMetadataWatcher(firstID, clusterID, f.locator)
@@ -165,15 +174,24 @@ func registrationFeatures(addr string) ([]kmsg.BrokerRegistrationRequestFeature,
 		return nil, "", errorf("ApiVersions from %s lists no metadata.version: %v %v", addr, resp.SupportedFeatures, resp.FinalizedFeatures)
 	}
 	var out []kmsg.BrokerRegistrationRequestFeature
-	var supported []string
 	for _, name := range slices.Sorted(maps.Keys(ranges)) {
 		r := ranges[name]
 		out = append(out, kmsg.BrokerRegistrationRequestFeature{Name: name, MinSupportedVersion: r[0], MaxSupportedVersion: r[1]})
-		supported = append(supported, fmt.Sprintf("%s %d-%d", name, r[0], r[1]))
 	}
-	summary := fmt.Sprintf("finalized [%s] at epoch %d; brokers register with [%s]", strings.Join(finalized, " "), resp.FinalizedFeaturesEpoch, strings.Join(supported, ", "))
+	summary := fmt.Sprintf("finalized [%s] at epoch %d; the controller lists %s", strings.Join(finalized, " "), resp.FinalizedFeaturesEpoch, featureRanges(out))
 	return out, summary, nil
 }
+
+func featureRanges(features []kmsg.BrokerRegistrationRequestFeature) string {
+	var out []string
+	for _, f := range features {
+		out = append(out, fmt.Sprintf("%s %d-%d", f.Name, f.MinSupportedVersion, f.MaxSupportedVersion))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// Features are the feature ranges the fleet's brokers register with.
+func (f *SimFleet) Features() []kmsg.BrokerRegistrationRequestFeature { return f.features }
 
 // WaitUnfenced waits until every broker of the fleet is registered and
 // unfenced, and returns how long that took from the call.
