@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/storage/batch"
 )
 
 // snapshotApacheProps make Apache controllers snapshot every few hundred
@@ -161,6 +163,7 @@ func TestMixedSnapshotFromKraftdLeader(t *testing.T) {
 		leader := MemberByID(members, cur.LeaderID)
 		snap := waitSnapshotFile(t, leader, 1)
 		at(fmt.Sprintf("%s leads and has snapshot %s", leader, filepath.Base(snap)))
+		checkGzipSnapshot(t, v, snap)
 
 		apache.Start(t)
 		caughtUp := WaitMixedLeader(t, members, VotersCaughtUp(0))
@@ -203,4 +206,32 @@ func TestMixedSnapshotFromKraftdLeader(t *testing.T) {
 		}
 		at(fmt.Sprintf("Apache, restarted behind the log start, caught up to %d", final.HighWatermark))
 	})
+}
+
+// checkGzipSnapshot checks that kraftd gzipped the data batches of its
+// snapshot at path (kraftd.metadata.snapshot.compression.type's default),
+// so that the Apache follower that loads it reads gzip, and that Apache's
+// kafka-dump-log decodes every record of it.
+func checkGzipSnapshot(t *testing.T, version, path string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gzipped := 0
+	if _, err := batch.Walk(raw, func(h batch.Header, _ []byte) error {
+		if !h.IsControl() && h.Attributes&7 == batch.CodecGzip {
+			gzipped++
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if gzipped == 0 {
+		t.Fatalf("%s has no gzipped data batch", path)
+	}
+	out := ApacheDumpLog(t, version, path)
+	if !strings.Contains(out, "compresscodec: gzip") || !strings.Contains(out, "FEATURE_LEVEL_RECORD") || strings.Contains(out, "Exception") {
+		t.Fatalf("kafka-dump-log %s on %s:\n%s", version, path, out)
+	}
 }

@@ -28,6 +28,12 @@ type SnapshotOptions struct {
 	// Buffers, if set, is the scratch memory to use and keep for the next
 	// snapshot.
 	Buffers *SnapshotBuffers
+	// Gzip compresses the data batches (the header and footer batches stay
+	// plain). Apache writes none compressed, but its reader, and every
+	// Apache release since KRaft began, inflates a gzipped batch; a
+	// million-partition snapshot becomes about a third as large, and so
+	// does every broker's download of it.
+	Gzip bool
 }
 
 // SnapshotBuffers is WriteSnapshot's scratch memory: the pending batch's
@@ -41,6 +47,7 @@ type SnapshotBuffers struct {
 	ends    []int
 	records []batch.Record
 	out     []byte
+	gzip    *batch.Compressor
 }
 
 // WriteSnapshot writes the image to w in Apache's snapshot format (see
@@ -50,11 +57,11 @@ type SnapshotBuffers struct {
 // cannot be written without loss; after any error the bytes written so far
 // are not a snapshot and must be discarded (storage's SnapshotWriter.Abort).
 func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) {
-	sw := &snapshotWriter{w: w, epoch: opts.Epoch, timestamp: opts.Timestamp}
+	sw := &snapshotWriter{w: w, epoch: opts.Epoch, timestamp: opts.Timestamp, compress: opts.Gzip}
 	if b := opts.Buffers; b != nil {
 		sw.SnapshotBuffers = *b
 		defer func() {
-			*b = SnapshotBuffers{values: sw.values[:0], ends: sw.ends[:0], records: sw.records[:0], out: sw.out[:0]}
+			*b = SnapshotBuffers{values: sw.values[:0], ends: sw.ends[:0], records: sw.records[:0], out: sw.out[:0], gzip: sw.gzip}
 		}()
 	}
 	header := []batch.Record{controlRecord(&SnapshotHeaderRecord{LastContainedLogTimestamp: opts.LastContainedLogTimestamp})}
@@ -82,6 +89,7 @@ type snapshotWriter struct {
 	timestamp int64
 	offset    int64 // base offset of the next batch
 	written   int64
+	compress  bool // gzip the data batches
 
 	// SnapshotBuffers: values holds the encoded values of the pending
 	// batch, ends the end of each in values; records and out are scratch
@@ -129,7 +137,14 @@ func (sw *snapshotWriter) flush() error {
 
 func (sw *snapshotWriter) writeBatch(control bool, records []batch.Record) error {
 	b := batch.Builder{BaseOffset: sw.offset, LeaderEpoch: sw.epoch, Timestamp: sw.timestamp, Control: control}
-	sw.out = b.Encode(sw.out[:0], records)
+	if sw.compress && !control {
+		if sw.gzip == nil {
+			sw.gzip = new(batch.Compressor)
+		}
+		sw.out = sw.gzip.Encode(sw.out[:0], b, records)
+	} else {
+		sw.out = b.Encode(sw.out[:0], records)
+	}
 	n, err := sw.w.Write(sw.out)
 	sw.written += int64(n)
 	sw.offset += int64(len(records))

@@ -32,6 +32,8 @@ type SnapshotPolicy struct {
 	// The newest snapshot always stays. -1 turns a limit off.
 	RetentionBytes int64
 	RetentionMs    int64
+	// Gzip compresses snapshots' data batches (metadata.SnapshotOptions).
+	Gzip bool
 }
 
 // Snapshotter writes snapshots of the committed metadata log and applies
@@ -225,7 +227,7 @@ func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState, im *
 	} else if im.InTransaction() {
 		return fmt.Errorf("%w: %d", errInTransaction, point.id.EndOffset)
 	}
-	size, err := writeSnapshot(s.log, point, im, state, s.now(), &s.scratch)
+	size, err := writeSnapshot(s.log, point, im, state, s.now(), s.policy.Gzip, &s.scratch)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", point.id, err)
 	}
@@ -260,7 +262,7 @@ type snapshotScratch struct {
 	buffers metadata.SnapshotBuffers
 }
 
-func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState, now time.Time, scratch *snapshotScratch) (int64, error) {
+func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, state quorumState, now time.Time, gzip bool, scratch *snapshotScratch) (int64, error) {
 	w, err := log.CreateSnapshot(point.id)
 	if err != nil {
 		return 0, err
@@ -275,7 +277,7 @@ func writeSnapshot(log *storage.Log, point snapshotPoint, im *metadata.Image, st
 	defer buf.Reset(nil) // not keeping the file
 	size, err := metadata.WriteSnapshot(buf, im, metadata.SnapshotOptions{
 		Epoch: point.id.Epoch, LastContainedLogTimestamp: point.timestamp, Timestamp: now.UnixMilli(),
-		KRaftVersion: state.kraftVersion, Voters: state.voters, Buffers: &scratch.buffers,
+		KRaftVersion: state.kraftVersion, Voters: state.voters, Buffers: &scratch.buffers, Gzip: gzip,
 	})
 	if err == nil {
 		err = buf.Flush()

@@ -3,6 +3,8 @@ package node
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -119,7 +121,8 @@ func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
 		frozen++
 		return l.image.Freeze()
 	}
-	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1}, wallClock{}, goExecutor, staticVoters, freeze, zerolog.Nop())
+	// Gzip too, as a node does by default: its snapshots load back the same.
+	s := NewSnapshotter(l.fs, l.log, SnapshotPolicy{MaxBytes: 2000, RetentionBytes: -1, RetentionMs: -1, Gzip: true}, wallClock{}, goExecutor, staticVoters, freeze, zerolog.Nop())
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	var hashes = map[int64][32]byte{}
 	for i := range 80 {
@@ -140,7 +143,35 @@ func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
 		if im, _ := loadSnapshotImage(t, l.log, id); im.Hash() != hashes[id.EndOffset] {
 			t.Errorf("snapshot %v does not hold the image at its offset", id)
 		}
+		if codecs := dataBatchCodecs(t, l.log, id); !slices.Equal(codecs, []int16{batch.CodecGzip}) {
+			t.Errorf("snapshot %v: data batch codecs %v, want gzip", id, codecs)
+		}
 	}
+}
+
+// dataBatchCodecs lists the distinct compression codecs of a snapshot's
+// data batches.
+func dataBatchCodecs(t *testing.T, log *storage.Log, id storage.SnapshotID) []int16 {
+	t.Helper()
+	r, err := log.OpenSnapshot(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	raw, err := io.ReadAll(&snapshotSource{r: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codecs []int16
+	if _, err := batch.Walk(raw, func(h batch.Header, _ []byte) error {
+		if c := h.Attributes & 7; !h.IsControl() && !slices.Contains(codecs, c) {
+			codecs = append(codecs, c)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return codecs
 }
 
 func TestSnapshotterTimerNeedsNewRecords(t *testing.T) {
@@ -249,7 +280,7 @@ func TestSnapshotterRetentionByAge(t *testing.T) {
 		}
 		// Snapshot i contains records stamped i minutes after the epoch.
 		point := snapshotPoint{id: storage.SnapshotID{EndOffset: l.log.EndOffset(), Epoch: 1}, timestamp: int64(i) * 60_000}
-		if _, err := writeSnapshot(l.log, point, im, quorumState{}, time.Now(), &snapshotScratch{}); err != nil {
+		if _, err := writeSnapshot(l.log, point, im, quorumState{}, time.Now(), false, &snapshotScratch{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -48,18 +48,21 @@ type Config struct {
 	MetadataLogDir         string
 	LogDirs                []string
 
-	ElectionTimeoutMs      int
-	FetchTimeoutMs         int
-	ElectionBackoffMaxMs   int
-	RequestTimeoutMs       int
-	RetryBackoffMs         int
-	MaxFrameSize           int32
-	SegmentBytes           int64
-	SegmentMs              int64
-	MaxRetentionBytes      int64
-	MaxRetentionMs         int64
-	SnapshotBytes          int64 // metadata.log.max.record.bytes.between.snapshots
-	SnapshotIntervalMs     int64
+	ElectionTimeoutMs    int
+	FetchTimeoutMs       int
+	ElectionBackoffMaxMs int
+	RequestTimeoutMs     int
+	RetryBackoffMs       int
+	MaxFrameSize         int32
+	SegmentBytes         int64
+	SegmentMs            int64
+	MaxRetentionBytes    int64
+	MaxRetentionMs       int64
+	SnapshotBytes        int64 // metadata.log.max.record.bytes.between.snapshots
+	SnapshotIntervalMs   int64
+	// SnapshotGzip is kraftd.metadata.snapshot.compression.type=gzip (the
+	// default): the node gzips its snapshots' data batches.
+	SnapshotGzip           bool
 	IdleIntervalMs         int
 	BrokerSessionTimeoutMs int
 	BrokerHeartbeatMs      int
@@ -281,6 +284,12 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.MaxRetentionMs = p.int64("metadata.max.retention.ms", 7*24*3600*1000, -1)
 	c.SnapshotBytes = p.int64("metadata.log.max.record.bytes.between.snapshots", 20*1024*1024, 1)
 	c.SnapshotIntervalMs = p.int64("metadata.log.max.snapshot.interval.ms", 3600*1000, 0)
+	switch v := p.str(snapshotCompressionKey, "gzip"); v {
+	case "gzip", "none":
+		c.SnapshotGzip = v == "gzip"
+	default:
+		p.setErr(snapshotCompressionKey, fmt.Errorf("%q is not gzip or none", v))
+	}
 	c.IdleIntervalMs = int(p.int64("metadata.max.idle.interval.ms", 500, 0))
 	c.BrokerSessionTimeoutMs = int(p.int64("broker.session.timeout.ms", 9000, 1))
 	c.BrokerHeartbeatMs = int(p.int64("broker.heartbeat.interval.ms", 2000, 1))
@@ -309,7 +318,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		if strings.HasPrefix(k, "kraftd.") {
 			// kraftd's own namespace: a misspelt key would otherwise
 			// leave, say, the metrics listener off with only a warning.
-			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records)")}
+			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metadata.snapshot.compression.type, kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records)")}
 		}
 	}
 	return c, nil
@@ -356,6 +365,12 @@ func (p *parser) setErr(key string, err error) {
 		p.err = &ConfigError{Key: key, Err: err}
 	}
 }
+
+// snapshotCompressionKey is kraftd's own: Apache always writes its
+// snapshots uncompressed. gzip, because the JDK inflates it and Apache's
+// snapshot reader (RecordsIterator) reads it back whole; it reads a
+// record with one read() call, which an LZ4 stream may answer short.
+const snapshotCompressionKey = "kraftd.metadata.snapshot.compression.type"
 
 func (p *parser) fail(key string, err error) error {
 	p.setErr(key, err)

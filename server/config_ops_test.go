@@ -11,10 +11,15 @@ func TestOpsSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Ops.MetricsAddr != "" || c.Ops.Pprof || c.Ops.ReadyMaxContactAgeMs != 1000 || c.Ops.ReadyMaxLagRecords != 10000 {
-		t.Fatalf("defaults: %+v", c.Ops)
+	if c.Ops.MetricsAddr != "" || c.Ops.Pprof || c.Ops.ReadyMaxContactAgeMs != 1000 || c.Ops.ReadyMaxLagRecords != 10000 || !c.SnapshotGzip {
+		t.Fatalf("defaults: %+v, gzip snapshots %v", c.Ops, c.SnapshotGzip)
 	}
 	p := baseProps()
+	p["kraftd.metadata.snapshot.compression.type"] = "none"
+	if c, err = ParseConfig(p); err != nil || c.SnapshotGzip {
+		t.Fatalf("compression none: gzip %v, %v", c.SnapshotGzip, err)
+	}
+	p = baseProps()
 	p["kraftd.metrics.listener"] = "http://127.0.0.1:9404"
 	p["kraftd.metrics.pprof.enable"] = "true"
 	p["kraftd.readiness.max.contact.age.ms"] = "2500"
@@ -44,6 +49,7 @@ func TestOpsSettings(t *testing.T) {
 		{map[string]string{"kraftd.metrics.pprof.enable": "yes"}, "kraftd.metrics.pprof.enable", "neither true nor false"},
 		{map[string]string{"kraftd.readiness.max.contact.age.ms": "0"}, "kraftd.readiness.max.contact.age.ms", "below the minimum"},
 		{map[string]string{"kraftd.metrics.listner": "http://127.0.0.1:9404"}, "kraftd.metrics.listner", "not a kraftd key"},
+		{map[string]string{"kraftd.metadata.snapshot.compression.type": "lz4"}, "kraftd.metadata.snapshot.compression.type", "not gzip or none"},
 	} {
 		p := baseProps()
 		for k, v := range tc.props {

@@ -121,7 +121,7 @@ func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logge
 		RetryBackoffMs:       int64(cfg.RetryBackoffMs),
 		IdleIntervalMs:       int64(cfg.IdleIntervalMs),
 		Snapshots: node.SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
-			RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs},
+			RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs, Gzip: cfg.SnapshotGzip},
 		Meter: meter,
 	}, disk, n.ctl, peerBook{Peers: n.peers, listener: cfg.ControllerListenerName[0]}, log)
 	if err != nil {

@@ -96,7 +96,7 @@ func (s *Sim) start(n *simNode) error {
 		Endpoints:        []quorum.Endpoint{endpoint(n.id)},
 		RequestTimeoutMs: 800,
 		AutoJoin:         s.faults.AutoJoin,
-		Snapshots:        node.SnapshotPolicy{MaxBytes: s.faults.SnapshotBytes, RetentionBytes: s.faults.RetentionBytes, RetentionMs: -1},
+		Snapshots:        node.SnapshotPolicy{MaxBytes: s.faults.SnapshotBytes, RetentionBytes: s.faults.RetentionBytes, RetentionMs: -1, Gzip: s.faults.GzipSnapshots},
 		Broken:           s.opts.Broken,
 	}
 	env := node.Env{

@@ -70,6 +70,9 @@ type Faults struct {
 	// of a dynamic quorum: observers add themselves, and a node formatted
 	// anew removes its old replica first.
 	AutoJoin bool
+	// GzipSnapshots gzips the nodes' snapshot data batches (kraftd's
+	// default); else they are plain, as Apache writes them.
+	GzipSnapshots bool
 }
 
 // Options configure one run.
@@ -128,6 +131,7 @@ func DrawFaults(r *rand.Rand) Faults {
 		f.Dynamic, f.ReconfigProb, f.ReformatProb = true, r.Float64()*0.02, r.Float64()*0.01
 		f.AutoJoin = r.IntN(3) == 0
 	}
+	f.GzipSnapshots = r.IntN(2) == 0
 	return f
 }
 

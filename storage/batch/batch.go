@@ -6,8 +6,10 @@
 // caller hands it (a segment, a snapshot, a fetched slice). Reader is the
 // one place the 12-byte batch prefix is parsed from a stream. Every decoder
 // checks lengths before reading and returns an error, never panics, on
-// short or corrupt input. Compressed batches are recognized and refused
-// (ErrCompressed): Apache's KRaft writes its metadata log uncompressed.
+// short or corrupt input. Apache's KRaft writes its metadata log and
+// snapshots uncompressed; kraftd may gzip a snapshot's data batches
+// (Compressor), so Decode reads gzip, within a bound on the inflated size,
+// and refuses other codecs (ErrCompressed).
 package batch
 
 import (
@@ -54,8 +56,9 @@ var (
 	ErrShort = errors.New("batch: truncated batch")
 	// ErrCorrupt means the bytes cannot be a valid batch (bad length, magic or CRC).
 	ErrCorrupt = errors.New("batch: corrupt batch")
-	// ErrCompressed means the batch uses a compression codec kraftd does not read.
-	ErrCompressed = errors.New("batch: compressed batches are not supported")
+	// ErrCompressed means the batch uses a compression codec kraftd does
+	// not read (any but gzip).
+	ErrCompressed = errors.New("batch: compression codec not supported")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -182,17 +185,24 @@ func Check(buf []byte) (Header, error) {
 }
 
 // Decode validates and fully decodes the batch at the start of buf. The
-// records' Key and Value alias buf.
+// records' Key and Value alias buf, or for a gzipped batch the memory it
+// was inflated into.
 func Decode(buf []byte) (Batch, error) {
 	h, err := Check(buf)
 	if err != nil {
 		return Batch{Header: h}, err
 	}
 	b := Batch{Header: h}
-	if h.Attributes&attrCompressionMask != 0 {
-		return b, fmt.Errorf("%w (codec %d at offset %d)", ErrCompressed, h.Attributes&attrCompressionMask, h.BaseOffset)
-	}
 	r := reader{buf: buf[HeaderSize:h.Size()]}
+	switch codec := h.Attributes & attrCompressionMask; codec {
+	case 0:
+	case CodecGzip:
+		if r.buf, err = inflate(r.buf, h); err != nil {
+			return b, err
+		}
+	default:
+		return b, fmt.Errorf("%w (codec %d at offset %d)", ErrCompressed, codec, h.BaseOffset)
+	}
 	// Every record takes at least 7 bytes, so a count beyond that is corrupt
 	// and must not size an allocation.
 	if int(h.RecordCount) > len(r.buf)/7+1 {

@@ -66,6 +66,8 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Builder{BaseOffset: 3, LeaderEpoch: 1, Timestamp: 5}.Encode(nil, []Record{{Value: []byte("x")}}))
 	f.Add(Builder{Control: true}.Encode(nil, []Record{{Key: []byte{0, 0, 0, 3}, Value: []byte{0, 0, 0}}}))
 	f.Add([]byte{})
+	var c Compressor
+	f.Add(c.Encode(nil, Builder{BaseOffset: 9, LeaderEpoch: 2}, []Record{{Value: []byte("gzipped")}, {Value: []byte("gzipped too")}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := Decode(data)
 		if err != nil {

@@ -20,31 +20,46 @@ type Builder struct {
 // attributes 0, timestamp deltas 0, offset delta = position.
 func (b Builder) Encode(dst []byte, records []Record) []byte {
 	start := len(dst)
+	dst = b.appendHeader(dst, len(records), 0)
+	dst = appendRecords(dst, records)
+	return finishBatch(dst, start)
+}
+
+// appendHeader appends the batch header for count records with the given
+// compression codec; finishBatch fills in its length and CRC.
+func (b Builder) appendHeader(dst []byte, count int, codec int16) []byte {
+	start := len(dst)
 	dst = append(dst, make([]byte, HeaderSize)...)
 	hdr := dst[start:]
 	binary.BigEndian.PutUint64(hdr[offBaseOffset:], uint64(b.BaseOffset))
 	binary.BigEndian.PutUint32(hdr[offLeaderEpoch:], uint32(b.LeaderEpoch))
 	hdr[offMagic] = Magic
-	var attrs int16
+	attrs := codec
 	if b.Control {
 		attrs |= AttrControl
 	}
 	binary.BigEndian.PutUint16(hdr[offAttributes:], uint16(attrs))
-	last := int32(len(records) - 1)
-	if last < 0 {
-		last = 0
-	}
-	binary.BigEndian.PutUint32(hdr[offLastOffsetDelta:], uint32(last))
+	binary.BigEndian.PutUint32(hdr[offLastOffsetDelta:], uint32(max(count-1, 0)))
 	binary.BigEndian.PutUint64(hdr[offBaseTimestamp:], uint64(b.Timestamp))
 	binary.BigEndian.PutUint64(hdr[offMaxTimestamp:], uint64(b.Timestamp))
 	binary.BigEndian.PutUint64(hdr[offProducerID:], ^uint64(0))
 	binary.BigEndian.PutUint16(hdr[offProducerEpoch:], ^uint16(0))
 	binary.BigEndian.PutUint32(hdr[offBaseSequence:], ^uint32(0))
-	binary.BigEndian.PutUint32(hdr[offRecordCount:], uint32(len(records)))
+	binary.BigEndian.PutUint32(hdr[offRecordCount:], uint32(count))
+	return dst
+}
+
+// appendRecords appends records with offset deltas from 0.
+func appendRecords(dst []byte, records []Record) []byte {
 	for i, r := range records {
 		r.OffsetDelta = int32(i)
 		dst = appendRecord(dst, r)
 	}
+	return dst
+}
+
+// finishBatch sets the length and CRC of the batch at dst[start:].
+func finishBatch(dst []byte, start int) []byte {
 	batch := dst[start:]
 	binary.BigEndian.PutUint32(batch[offLength:], uint32(len(batch)-LogOverhead))
 	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], castagnoli))

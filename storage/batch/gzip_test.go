@@ -1,0 +1,56 @@
+package batch
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func TestGzipBatchRoundTrip(t *testing.T) {
+	var c Compressor
+	records := []Record{{Value: bytes.Repeat([]byte("partition"), 40)}, {Key: []byte("k"), Value: []byte("v")}, {Value: nil}}
+	b := Builder{BaseOffset: 7, LeaderEpoch: 3, Timestamp: 11}
+	for range 2 { // the second time on reused buffers
+		raw := c.Encode(nil, b, records)
+		plain := b.Encode(nil, records)
+		if len(raw) >= len(plain) {
+			t.Errorf("gzipped batch %d bytes, plain %d", len(raw), len(plain))
+		}
+		got, err := Decode(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Attributes&attrCompressionMask != CodecGzip || got.RecordCount != 3 || got.LastOffsetDelta != 2 || got.BaseOffset != 7 {
+			t.Fatalf("header %+v", got.Header)
+		}
+		want, _ := Decode(plain)
+		for i := range records {
+			g, w := got.Records[i], want.Records[i]
+			if !bytes.Equal(g.Key, w.Key) || !bytes.Equal(g.Value, w.Value) || (g.Value == nil) != (w.Value == nil) || g.OffsetDelta != w.OffsetDelta {
+				t.Errorf("record %d: %+v, want %+v", i, g, w)
+			}
+		}
+	}
+}
+
+// TestGzipBatchBounds: a batch that inflates past maxInflated, or whose
+// gzip stream is damaged under a valid CRC, is corrupt, not decoded.
+func TestGzipBatchBounds(t *testing.T) {
+	var c Compressor
+	huge := c.Encode(nil, Builder{}, []Record{{Value: make([]byte, maxInflated)}})
+	if _, err := Decode(huge); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("batch inflating to %d bytes: %v", maxInflated, err)
+	}
+	raw := c.Encode(nil, Builder{}, []Record{{Value: []byte("value")}})
+	bad := bytes.Clone(raw[:len(raw)-3]) // cut the gzip trailer
+	bad = finishBatch(bad, 0)
+	if _, err := Decode(bad); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("gzip stream cut short: %v", err)
+	}
+	other := Builder{}.Encode(nil, []Record{{Value: []byte("v")}})
+	other[offAttributes+1] |= 4 // zstd
+	other = finishBatch(other, 0)
+	if _, err := Decode(other); !errors.Is(err, ErrCompressed) {
+		t.Fatalf("zstd batch: %v", err)
+	}
+}
