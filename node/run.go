@@ -3,7 +3,9 @@ package node
 import (
 	"context"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,15 +63,54 @@ func (wallClock) Now() time.Time { return time.Now() }
 // a million partitions) on a goroutine locked to an OS thread of lower
 // priority (lowerThreadPriority), so that heartbeats and the quorum's own
 // work are not queued behind it for a CPU. The goroutine never unlocks: the
-// thread ends with it, its priority with it.
+// thread ends with it, its priority with it. While it runs, the runtime
+// gets one more P (extraProc), else the work would hold one of the Ps the
+// heartbeats' goroutines run on, whatever the kernel's priorities.
 func goExecutor(work func() error) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		lowerThreadPriority()
-		done <- work()
+		release := extraProc()
+		err := work()
+		release()
+		done <- err
 	}()
 	return done
+}
+
+// extraProcs counts the running background jobs that added a P.
+var extraProcs struct {
+	sync.Mutex
+	n    int
+	base int // GOMAXPROCS before the first job added one
+}
+
+// extraProc raises GOMAXPROCS by one for the caller's job and returns
+// what puts it back: when the last job ends, the value before, or the
+// runtime's own default (which follows the CPU limit) when GOMAXPROCS is
+// not set in the environment.
+func extraProc() (release func()) {
+	extraProcs.Lock()
+	defer extraProcs.Unlock()
+	if extraProcs.n == 0 {
+		extraProcs.base = runtime.GOMAXPROCS(0)
+	}
+	extraProcs.n++
+	runtime.GOMAXPROCS(extraProcs.base + extraProcs.n)
+	return func() {
+		extraProcs.Lock()
+		defer extraProcs.Unlock()
+		extraProcs.n--
+		switch {
+		case extraProcs.n > 0:
+			runtime.GOMAXPROCS(extraProcs.base + extraProcs.n)
+		case os.Getenv("GOMAXPROCS") == "":
+			runtime.SetDefaultGOMAXPROCS()
+		default:
+			runtime.GOMAXPROCS(extraProcs.base)
+		}
+	}
 }
 
 // NewRunner builds the production node over disk. peers is the transport;

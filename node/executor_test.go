@@ -1,0 +1,23 @@
+package node
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestBackgroundWorkGetsItsOwnP: while background work holds a P, the
+// runtime has one more, so that the loop and the connections keep as many
+// as before; afterwards GOMAXPROCS is back where it was.
+func TestBackgroundWorkGetsItsOwnP(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	var inside int
+	if err := <-goExecutor(func() error { inside = runtime.GOMAXPROCS(0); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if inside != before+1 {
+		t.Errorf("GOMAXPROCS %d during background work, want %d", inside, before+1)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after background work, want %d", after, before)
+	}
+}
