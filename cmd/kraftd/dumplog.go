@@ -59,9 +59,9 @@ func dumpBatches(w io.Writer, path string, raw []byte, asJSON bool) error {
 		if asJSON {
 			writeJSON(w, batchJSON(b, position))
 		} else {
-			fmt.Fprintf(w, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %v isControl: %v position: %d CreateTime: %d size: %d magic: %d compresscodec: none crc: %d isvalid: true\n",
+			fmt.Fprintf(w, "baseOffset: %d lastOffset: %d count: %d baseSequence: %d producerId: %d producerEpoch: %d partitionLeaderEpoch: %d isTransactional: %v isControl: %v position: %d CreateTime: %d size: %d magic: %d compresscodec: %s crc: %d isvalid: true\n",
 				b.BaseOffset, b.LastOffset(), b.RecordCount, b.BaseSequence, b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch,
-				b.Attributes&batch.AttrTransactional != 0, b.IsControl(), position, b.MaxTimestamp, b.Size(), b.Magic, b.CRC)
+				b.Attributes&batch.AttrTransactional != 0, b.IsControl(), position, b.MaxTimestamp, b.Size(), b.Magic, b.Codec(), b.CRC)
 		}
 		for _, r := range b.Records {
 			kind, payload := decodeRecord(b.IsControl(), r)

@@ -171,6 +171,25 @@ func parseHeader(buf []byte) (Header, error) {
 	return h, nil
 }
 
+// Codec names the batch's compression codec as Apache's tools print it:
+// none, gzip, snappy, lz4 or zstd.
+func (h Header) Codec() string {
+	switch c := h.Attributes & attrCompressionMask; c {
+	case 0:
+		return "none"
+	case CodecGzip:
+		return "gzip"
+	case 2:
+		return "snappy"
+	case 3:
+		return "lz4"
+	case 4:
+		return "zstd"
+	default:
+		return fmt.Sprintf("codec %d", c)
+	}
+}
+
 // Check validates the batch at the start of buf, CRC included, and returns
 // its header. Use it on untrusted bytes before keeping them.
 func Check(buf []byte) (Header, error) {

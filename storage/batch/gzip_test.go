@@ -20,7 +20,7 @@ func TestGzipBatchRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Attributes&attrCompressionMask != CodecGzip || got.RecordCount != 3 || got.LastOffsetDelta != 2 || got.BaseOffset != 7 {
+		if got.Codec() != "gzip" || got.RecordCount != 3 || got.LastOffsetDelta != 2 || got.BaseOffset != 7 {
 			t.Fatalf("header %+v", got.Header)
 		}
 		want, _ := Decode(plain)
