@@ -77,7 +77,8 @@
 //
 // WriteSnapshot streams an image into Apache's snapshot file (header batch
 // with KRaftVersion and Voters at kraft.version 1, data batches of at most
-// 8 MiB, footer) and ReadSnapshot/LoadSnapshot read one back a batch at a
+// 8 MiB before compression, gzipped when SnapshotOptions.Gzip asks, footer)
+// and ReadSnapshot/LoadSnapshot read one back a batch at a
 // time (snapshot_stream.go); LoadSnapshot decodes PartitionRecords into a
 // reused record with replica lists carved from shared chunks
 // (snapshot_load.go). EncodeSnapshotFile and DecodeSnapshotFile
