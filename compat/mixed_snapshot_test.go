@@ -220,7 +220,7 @@ func checkGzipSnapshot(t *testing.T, version, path string) {
 	}
 	gzipped := 0
 	if _, err := batch.Walk(raw, func(h batch.Header, _ []byte) error {
-		if !h.IsControl() && h.Attributes&7 == batch.CodecGzip {
+		if !h.IsControl() && h.Codec() == "gzip" {
 			gzipped++
 		}
 		return nil

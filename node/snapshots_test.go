@@ -143,7 +143,7 @@ func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
 		if im, _ := loadSnapshotImage(t, l.log, id); im.Hash() != hashes[id.EndOffset] {
 			t.Errorf("snapshot %v does not hold the image at its offset", id)
 		}
-		if codecs := dataBatchCodecs(t, l.log, id); !slices.Equal(codecs, []int16{batch.CodecGzip}) {
+		if codecs := dataBatchCodecs(t, l.log, id); !slices.Equal(codecs, []string{"gzip"}) {
 			t.Errorf("snapshot %v: data batch codecs %v, want gzip", id, codecs)
 		}
 	}
@@ -151,7 +151,7 @@ func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
 
 // dataBatchCodecs lists the distinct compression codecs of a snapshot's
 // data batches.
-func dataBatchCodecs(t *testing.T, log *storage.Log, id storage.SnapshotID) []int16 {
+func dataBatchCodecs(t *testing.T, log *storage.Log, id storage.SnapshotID) []string {
 	t.Helper()
 	r, err := log.OpenSnapshot(id)
 	if err != nil {
@@ -162,9 +162,9 @@ func dataBatchCodecs(t *testing.T, log *storage.Log, id storage.SnapshotID) []in
 	if err != nil {
 		t.Fatal(err)
 	}
-	var codecs []int16
+	var codecs []string
 	if _, err := batch.Walk(raw, func(h batch.Header, _ []byte) error {
-		if c := h.Attributes & 7; !h.IsControl() && !slices.Contains(codecs, c) {
+		if c := h.Codec(); !h.IsControl() && !slices.Contains(codecs, c) {
 			codecs = append(codecs, c)
 		}
 		return nil
