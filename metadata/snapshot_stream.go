@@ -168,6 +168,40 @@ type SnapshotInfo struct {
 // field is corruption.
 const maxSnapshotBatch = batch.LogOverhead + 1<<30
 
+// ReadSnapshotHeader reads only a snapshot file's first batch, its header
+// (SnapshotHeader, and KRaftVersion and Voters at kraft.version 1), for
+// callers that need its epoch or timestamp: the data batches after it,
+// megabytes each and maybe compressed, are neither read nor inflated.
+// Records and Bytes of the answer are zero.
+func ReadSnapshotHeader(r io.Reader) (SnapshotInfo, error) {
+	var info SnapshotInfo
+	_, buf, err := batch.NewReader(r, maxSnapshotBatch).Next()
+	if errors.Is(err, batch.ErrShort) || err == io.EOF {
+		return info, fmt.Errorf("%w: no whole header batch: %v", ErrSnapshotFormat, err)
+	}
+	if err != nil {
+		return info, err
+	}
+	b, err := batch.Decode(buf)
+	if err != nil {
+		return info, err
+	}
+	if !b.IsControl() {
+		return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
+	}
+	info.Epoch = b.PartitionLeaderEpoch
+	var sawHeader, sawFooter bool
+	for i, rec := range b.Records {
+		if err := info.control(rec, b.BaseOffset+int64(i), &sawHeader, &sawFooter); err != nil {
+			return info, err
+		}
+	}
+	if !sawHeader {
+		return info, fmt.Errorf("%w: the first batch holds no snapshot header", ErrSnapshotFormat)
+	}
+	return info, nil
+}
+
 // ReadSnapshot reads a snapshot file from r one batch at a time and calls
 // fn with each data record in order, checking the layout as
 // DecodeSnapshotFile does. Memory stays near one batch.

@@ -125,6 +125,57 @@ func TestWriteSnapshotKRaftVersionAndVoters(t *testing.T) {
 	}
 }
 
+// TestReadSnapshotHeaderReadsOnlyTheHeader: the header reader answers
+// from the first batch alone, so a snapshot cut short after it still
+// answers (a whole read fails), and it reads no byte past that batch.
+func TestReadSnapshotHeaderReadsOnlyTheHeader(t *testing.T) {
+	im := imageOf(t, clusterRecords())
+	voters := &VotersRecord{Voters: []VotersRecordVoter{{VoterId: 1, VoterDirectoryId: Uuid{1},
+		Endpoints: []VotersRecordEndpoint{{Name: "CONTROLLER", Host: "localhost", Port: 9093}}}}}
+	var buf bytes.Buffer
+	opts := SnapshotOptions{Epoch: 7, LastContainedLogTimestamp: 1234, KRaftVersion: 1, Voters: voters, Gzip: true}
+	if _, err := WriteSnapshot(&buf, im, opts); err != nil {
+		t.Fatal(err)
+	}
+	first, err := batch.NewSliceReader(buf.Bytes(), 0).NextHeader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	headerBatch := first.Size()
+	cut := buf.Bytes()[:headerBatch+10]
+	if _, err := ReadSnapshot(bytes.NewReader(cut), func(Record) error { return nil }); err == nil {
+		t.Fatal("a snapshot cut short read whole")
+	}
+	src := &countingReader{r: bytes.NewReader(cut)}
+	info, err := ReadSnapshotHeader(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Epoch != 7 || info.LastContainedLogTimestamp != 1234 || info.KRaftVersion != 1 || !reflect.DeepEqual(info.Voters, voters) {
+		t.Fatalf("header %+v", info)
+	}
+	if src.n > headerBatch {
+		t.Fatalf("read %d bytes, the header batch is %d", src.n, headerBatch)
+	}
+	// A file that starts with data, or is empty, has no header.
+	for name, b := range map[string][]byte{"data first": buf.Bytes()[headerBatch:], "empty": nil} {
+		if _, err := ReadSnapshotHeader(bytes.NewReader(b)); !errors.Is(err, ErrSnapshotFormat) {
+			t.Errorf("%s: %v, want ErrSnapshotFormat", name, err)
+		}
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
 // TestWriteSnapshotBatchLimit: data batches stay within 8 MiB and each
 // holds as many records as fit.
 func TestWriteSnapshotBatchLimit(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 	"time"
@@ -315,15 +314,12 @@ type snapshotSource struct {
 }
 
 func (s *snapshotSource) Read(p []byte) (int, error) {
-	b, err := s.r.ReadAt(s.pos, len(p))
-	if err != nil {
-		return 0, err
+	if len(p) == 0 {
+		return 0, nil
 	}
-	if len(b) == 0 && len(p) > 0 {
-		return 0, io.EOF
-	}
-	s.pos += int64(len(b))
-	return copy(p, b), nil
+	n, err := s.r.ReadInto(p, s.pos)
+	s.pos += int64(n)
+	return n, err
 }
 
 // rebuildImage builds the image of the committed log below end: the newest
@@ -467,23 +463,17 @@ func segmentBytes(fsys storage.FS, dir string) (int64, error) {
 }
 
 // snapshotTimestamp reads a snapshot's LastContainedLogTimestamp from its
-// header batch.
+// header batch, reading nothing after it: retention asks for the oldest
+// snapshot's on every snapshot written.
 func snapshotTimestamp(log *storage.Log, id storage.SnapshotID) (int64, error) {
-	info, err := snapshotHeader(log, id)
-	return info.LastContainedLogTimestamp, err
-}
-
-// snapshotHeader reads snapshot id's header batch: it stops at the first
-// data record, so the size of the image does not matter.
-func snapshotHeader(log *storage.Log, id storage.SnapshotID) (metadata.SnapshotInfo, error) {
 	r, err := log.OpenSnapshot(id)
 	if err != nil {
-		return metadata.SnapshotInfo{}, err
+		return 0, err
 	}
 	defer r.Close()
-	info, err := metadata.ReadSnapshot(&snapshotSource{r: r}, func(metadata.Record) error { return errStopWalk })
-	if err != nil && !errors.Is(err, errStopWalk) {
-		return info, fmt.Errorf("snapshot %s: %w", id, err)
+	info, err := metadata.ReadSnapshotHeader(&snapshotSource{r: r})
+	if err != nil {
+		return 0, fmt.Errorf("snapshot %s: %w", id, err)
 	}
-	return info, nil
+	return info.LastContainedLogTimestamp, nil
 }

@@ -274,11 +274,27 @@ func (r *SnapshotReader) ReadAt(pos int64, maxBytes int) ([]byte, error) {
 		return nil, nil
 	}
 	buf := make([]byte, min(int64(maxBytes), r.size-pos))
-	n, err := r.f.ReadAt(buf, pos)
-	if err != nil && !(errors.Is(err, io.EOF) && n == len(buf)) {
+	if _, err := r.ReadInto(buf, pos); err != nil {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// ReadInto reads into p from pos, as much as fits or is left: the bytes
+// read, io.EOF at or past the end. Unlike ReadAt it allocates nothing.
+func (r *SnapshotReader) ReadInto(p []byte, pos int64) (int, error) {
+	if pos < 0 {
+		return 0, fmt.Errorf("storage: snapshot read at %d", pos)
+	}
+	if pos >= r.size {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), r.size-pos)]
+	n, err := r.f.ReadAt(p, pos)
+	if err != nil && !(errors.Is(err, io.EOF) && n == len(p)) {
+		return n, err
+	}
+	return n, nil
 }
 
 // CopyRange writes the n bytes from pos to w, through buf where a copy is
