@@ -3,9 +3,9 @@ package node
 import (
 	"runtime"
 	"syscall"
+	"testing"
 
 	"golang.org/x/sys/unix"
-	"testing"
 )
 
 // threadNice is the calling thread's nice value (the raw getpriority
@@ -45,5 +45,31 @@ func TestBackgroundWorkRunsAtLowerPriority(t *testing.T) {
 	}
 	if after := threadNice(t); after != before {
 		t.Errorf("the starting thread's nice went from %d to %d", before, after)
+	}
+}
+
+// TestBackgroundJobsKeepTheirThreads: jobs run one after another reuse
+// the pool's threads, still at background priority: at most one new
+// worker starts (if an earlier test's job was just finishing, none was
+// idle yet).
+func TestBackgroundJobsKeepTheirThreads(t *testing.T) {
+	started := func() int {
+		background.Lock()
+		defer background.Unlock()
+		return background.started
+	}
+	before := started()
+	tids := map[int]bool{}
+	for range 20 {
+		var nice int
+		if err := <-goExecutor(func() error { tids[syscall.Gettid()], nice = true, threadNice(t); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if nice < backgroundNiceStep {
+			t.Fatalf("a job ran at nice %d, want at least %d", nice, backgroundNiceStep)
+		}
+	}
+	if n := started() - before; n > 1 {
+		t.Errorf("20 jobs one after another started %d workers on %d threads", n, len(tids))
 	}
 }

@@ -62,21 +62,59 @@ func (wallClock) Now() time.Time { return time.Now() }
 // goExecutor runs background work (writing a snapshot: a second of CPU at
 // a million partitions) on a goroutine locked to an OS thread of lower
 // priority (lowerThreadPriority), so that heartbeats and the quorum's own
-// work are not queued behind it for a CPU. The goroutine never unlocks: the
-// thread ends with it, its priority with it. While it runs, the runtime
-// gets one more P (extraProc), else the work would hold one of the Ps the
+// work are not queued behind it for a CPU. While it runs, the runtime gets
+// one more P (extraProc), else the work would hold one of the Ps the
 // heartbeats' goroutines run on, whatever the kernel's priorities.
+//
+// The goroutines and their threads are kept for the next job, never
+// unlocked (their priority stays theirs): a new thread for every
+// snapshot would fault in a new stack each time, memory the leader's
+// resident size shows. There are as many as jobs ever ran at once, one
+// in a node.
 func goExecutor(work func() error) <-chan error {
 	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		lowerThreadPriority()
-		release := extraProc()
-		err := work()
-		release()
-		done <- err
-	}()
+	job := backgroundJob{work: work, done: done}
+	background.Lock()
+	if background.idle == 0 {
+		background.started++
+		background.Unlock()
+		go backgroundWorker(job)
+		return done
+	}
+	background.idle--
+	background.Unlock()
+	background.jobs <- job
 	return done
+}
+
+type backgroundJob struct {
+	work func() error
+	done chan<- error
+}
+
+// background is goExecutor's pool: idle counts the workers waiting on
+// jobs, each of which takes the next job sent; started counts them all.
+var background = struct {
+	sync.Mutex
+	idle, started int
+	jobs          chan backgroundJob
+}{jobs: make(chan backgroundJob)}
+
+// backgroundWorker runs first, then the jobs sent to the pool. It counts
+// itself idle before it reports a job done, so that the job's owner, who
+// may start the next one at once, finds it.
+func backgroundWorker(first backgroundJob) {
+	runtime.LockOSThread()
+	lowerThreadPriority()
+	for job := first; ; job = <-background.jobs {
+		release := extraProc()
+		err := job.work()
+		release()
+		background.Lock()
+		background.idle++
+		background.Unlock()
+		job.done <- err
+	}
 }
 
 // extraProcs counts the running background jobs that added a P.
