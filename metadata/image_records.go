@@ -35,7 +35,7 @@ func (im *Image) Records() ([]Record, error) {
 	err := im.writeRecords(func(r Record) error {
 		out = append(out, r)
 		return nil
-	}, false)
+	}, false, nil)
 	return out, err
 }
 
@@ -55,7 +55,7 @@ func (im *Image) Records() ([]Record, error) {
 // is returned. An open metadata transaction is not part of the image and is
 // not written.
 func (im *Image) WriteRecords(fn func(Record) error) error {
-	return im.writeRecords(fn, true)
+	return im.writeRecords(fn, true, nil)
 }
 
 // imageWriter carries the per-version choices through one walk.
@@ -64,18 +64,21 @@ type imageWriter struct {
 	elr   bool
 	fn    func(Record) error
 	reuse bool
+	// topicIDs, if not nil, is scratch for the sorted topic ids, kept
+	// between walks (SnapshotBuffers).
+	topicIDs *[]Uuid
 
 	topic     TopicRecord
 	partition PartitionRecord
 	dirs      []Uuid // all-MIGRATING directories, reused per partition
 }
 
-func (im *Image) writeRecords(fn func(Record) error, reuse bool) error {
+func (im *Image) writeRecords(fn func(Record) error, reuse bool, topicIDs *[]Uuid) error {
 	mv, ok := im.Features[metadataVersionFeature]
 	if !ok {
 		return fmt.Errorf("%w: the image has no metadata.version", ErrUnwritable)
 	}
-	w := &imageWriter{mv: mv, elr: im.Features[elrFeature] >= 1, fn: fn, reuse: reuse}
+	w := &imageWriter{mv: mv, elr: im.Features[elrFeature] >= 1, fn: fn, reuse: reuse, topicIDs: topicIDs}
 	steps := []func(*imageWriter, *Image) error{
 		(*imageWriter).features, (*imageWriter).brokers, (*imageWriter).controllers,
 		(*imageWriter).topics, (*imageWriter).configs, (*imageWriter).clientQuotas,
@@ -166,7 +169,12 @@ func partitionRecordVersion(mv int16) int16 {
 func (w *imageWriter) topics(im *Image) error {
 	// Apache walks a hash map; any order rebuilds the same image, and a
 	// sorted one makes snapshots of equal images equal byte for byte.
-	ids := make([]Uuid, 0, len(im.Topics))
+	var ids []Uuid
+	if w.topicIDs != nil {
+		ids = (*w.topicIDs)[:0]
+		defer func() { *w.topicIDs = ids[:0] }()
+	}
+	ids = slices.Grow(ids, len(im.Topics))
 	for id := range im.Topics {
 		ids = append(ids, id)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -232,6 +233,15 @@ func TestWriteSnapshotReusesItsBuffers(t *testing.T) {
 	write()
 	if allocs := testing.AllocsPerRun(3, write); allocs > 100 {
 		t.Errorf("%.0f allocations for a snapshot of 2,000 partitions", allocs)
+	}
+	// Nor anything that grows with the image, such as the sorted topic
+	// ids (3,200 bytes here).
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	write()
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 3000 {
+		t.Errorf("%d bytes allocated for a snapshot of 200 topics", n)
 	}
 }
 
