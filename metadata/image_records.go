@@ -64,21 +64,34 @@ type imageWriter struct {
 	elr   bool
 	fn    func(Record) error
 	reuse bool
-	// topicIDs, if not nil, is scratch for the sorted topic ids, kept
-	// between walks (SnapshotBuffers).
-	topicIDs *[]Uuid
+	// scratch, if not nil, holds the sorted keys' slices between walks
+	// (SnapshotBuffers), so that a walk allocates nothing that grows with
+	// the image.
+	scratch *walkScratch
+	config  ConfigRecord
+	value   string // config's Value points here
 
 	topic     TopicRecord
 	partition PartitionRecord
 	dirs      []Uuid // all-MIGRATING directories, reused per partition
 }
 
-func (im *Image) writeRecords(fn func(Record) error, reuse bool, topicIDs *[]Uuid) error {
+// walkScratch is the memory a walk sorts keys in.
+type walkScratch struct {
+	topicIDs  []Uuid
+	resources []ConfigResource
+	names     []string
+}
+
+func (im *Image) writeRecords(fn func(Record) error, reuse bool, scratch *walkScratch) error {
 	mv, ok := im.Features[metadataVersionFeature]
 	if !ok {
 		return fmt.Errorf("%w: the image has no metadata.version", ErrUnwritable)
 	}
-	w := &imageWriter{mv: mv, elr: im.Features[elrFeature] >= 1, fn: fn, reuse: reuse, topicIDs: topicIDs}
+	if scratch == nil {
+		scratch = new(walkScratch)
+	}
+	w := &imageWriter{mv: mv, elr: im.Features[elrFeature] >= 1, fn: fn, reuse: reuse, scratch: scratch}
 	steps := []func(*imageWriter, *Image) error{
 		(*imageWriter).features, (*imageWriter).brokers, (*imageWriter).controllers,
 		(*imageWriter).topics, (*imageWriter).configs, (*imageWriter).clientQuotas,
@@ -169,15 +182,11 @@ func partitionRecordVersion(mv int16) int16 {
 func (w *imageWriter) topics(im *Image) error {
 	// Apache walks a hash map; any order rebuilds the same image, and a
 	// sorted one makes snapshots of equal images equal byte for byte.
-	var ids []Uuid
-	if w.topicIDs != nil {
-		ids = (*w.topicIDs)[:0]
-		defer func() { *w.topicIDs = ids[:0] }()
-	}
-	ids = slices.Grow(ids, len(im.Topics))
+	ids := slices.Grow(w.scratch.topicIDs[:0], len(im.Topics))
 	for id := range im.Topics {
 		ids = append(ids, id)
 	}
+	w.scratch.topicIDs = ids
 	slices.SortFunc(ids, func(a, b Uuid) int { return bytes.Compare(a[:], b[:]) })
 	for _, id := range ids {
 		if err := w.topicRecords(im.Topics[id]); err != nil {
@@ -265,18 +274,30 @@ func orEmpty(v []int32) []int32 {
 }
 
 func (w *imageWriter) configs(im *Image) error {
-	resources := make([]ConfigResource, 0, len(im.Configs))
+	resources := slices.Grow(w.scratch.resources[:0], len(im.Configs))
 	for r := range im.Configs {
 		resources = append(resources, r)
 	}
+	w.scratch.resources = resources
 	slices.SortFunc(resources, func(a, b ConfigResource) int {
 		return cmp.Or(cmp.Compare(a.ResourceType, b.ResourceType), cmp.Compare(a.Name, b.Name))
 	})
 	for _, r := range resources {
 		kv := im.Configs[r]
-		for _, name := range sortedKeys(kv) {
-			value := kv[name]
-			if err := w.fn(&ConfigRecord{ResourceType: r.ResourceType, ResourceName: r.Name, Name: name, Value: &value}); err != nil {
+		names := slices.Grow(w.scratch.names[:0], len(kv))
+		for name := range kv {
+			names = append(names, name)
+		}
+		w.scratch.names = names
+		slices.Sort(names)
+		for _, name := range names {
+			rec, value := &w.config, &w.value
+			if !w.reuse {
+				rec, value = new(ConfigRecord), new(string)
+			}
+			*value = kv[name]
+			*rec = ConfigRecord{ResourceType: r.ResourceType, ResourceName: r.Name, Name: name, Value: value}
+			if err := w.fn(rec); err != nil {
 				return err
 			}
 		}

@@ -37,19 +37,19 @@ type SnapshotOptions struct {
 }
 
 // SnapshotBuffers is WriteSnapshot's scratch memory: the pending batch's
-// values and the encoded batch, up to about 16 MiB in all, and the sorted
-// topic ids (16 bytes a topic). A node that
+// values and the encoded batch, up to about 16 MiB in all, and the slices
+// the image's keys are sorted in (16 bytes a topic). A node that
 // writes a snapshot every few minutes keeps one and passes it to each, as
 // Apache's raft client keeps a pool of batch buffers, instead of
 // allocating that much anew each time for the collector to take back. It
 // is not for concurrent use.
 type SnapshotBuffers struct {
-	values   []byte
-	ends     []int
-	records  []batch.Record
-	out      []byte
-	gzip     *batch.Compressor
-	topicIDs []Uuid
+	values  []byte
+	ends    []int
+	records []batch.Record
+	out     []byte
+	gzip    *batch.Compressor
+	sorted  walkScratch
 }
 
 // WriteSnapshot writes the image to w in Apache's snapshot format (see
@@ -63,7 +63,7 @@ func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) 
 	if b := opts.Buffers; b != nil {
 		sw.SnapshotBuffers = *b
 		defer func() {
-			*b = SnapshotBuffers{values: sw.values[:0], ends: sw.ends[:0], records: sw.records[:0], out: sw.out[:0], gzip: sw.gzip, topicIDs: sw.topicIDs[:0]}
+			*b = SnapshotBuffers{values: sw.values[:0], ends: sw.ends[:0], records: sw.records[:0], out: sw.out[:0], gzip: sw.gzip, sorted: sw.sorted}
 		}()
 	}
 	header := []batch.Record{controlRecord(&SnapshotHeaderRecord{LastContainedLogTimestamp: opts.LastContainedLogTimestamp})}
@@ -73,7 +73,7 @@ func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) 
 	if err := sw.writeBatch(true, header); err != nil {
 		return sw.written, err
 	}
-	if err := im.writeRecords(sw.add, true, &sw.topicIDs); err != nil {
+	if err := im.writeRecords(sw.add, true, &sw.sorted); err != nil {
 		return sw.written, err
 	}
 	if err := sw.flush(); err != nil {

@@ -113,12 +113,10 @@ func (s *Snapshotter) MaybeSnapshot(hw int64) {
 	if s.running != nil || !s.newRecords {
 		return
 	}
-	due := s.bytesSince >= s.policy.MaxBytes
-	reason := fmt.Sprintf("%d bytes committed since the last snapshot", s.bytesSince)
-	if !due && s.policy.IntervalMs > 0 && s.now().Sub(s.lastSnapshot) >= time.Duration(s.policy.IntervalMs)*time.Millisecond {
-		due, reason = true, fmt.Sprintf("%d ms since the last snapshot", s.policy.IntervalMs)
-	}
-	if !due {
+	// The reason is written only when due: this runs for every committed batch.
+	bySize := s.bytesSince >= s.policy.MaxBytes
+	byTime := !bySize && s.policy.IntervalMs > 0 && s.now().Sub(s.lastSnapshot) >= time.Duration(s.policy.IntervalMs)*time.Millisecond
+	if !bySize && !byTime {
 		return
 	}
 	if latest, ok := s.log.LatestSnapshot(); ok && latest.EndOffset >= s.point.id.EndOffset {
@@ -126,6 +124,10 @@ func (s *Snapshotter) MaybeSnapshot(hw int64) {
 		return
 	}
 	point := s.point
+	reason := fmt.Sprintf("%d bytes committed since the last snapshot", s.bytesSince)
+	if byTime {
+		reason = fmt.Sprintf("%d ms since the last snapshot", s.policy.IntervalMs)
+	}
 	s.logger.Info().Stringer("snapshot", point.id).Str("reason", reason).Msg("writing metadata snapshot")
 	s.bytesSince, s.newRecords, s.lastSnapshot = 0, false, s.now()
 	state, im := s.stateAt(point), s.frozenAt(point)
