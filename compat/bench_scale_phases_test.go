@@ -161,6 +161,7 @@ func (r *scaleRun) storm() {
 	slices.Sort(tooks)
 	r.f.set("storm", "all observers caught up after (median round)", tooks[len(tooks)/2].Seconds())
 	r.f.set("storm", "leader RSS above idle during the storm", float64(above)/(1<<20))
+	r.f.set("storm", "concurrent CreateTopics p50", msOf(Percentile(lat, 0.5)))
 	r.f.set("storm", "concurrent CreateTopics p99", msOf(Percentile(lat, 0.99)))
 	r.f.set("storm", "concurrent CreateTopics max", msOf(slices.Max(append(lat, 0))))
 	r.f.notes = append(r.f.notes, fmt.Sprintf("storm: %d rounds of %v, %d writes, %d MiB of snapshots fetched", len(tooks), tooks, len(lat), snapshotBytes>>20))

@@ -50,6 +50,7 @@ var scaleRows = []scaleRow{
 	{"steady", "heartbeat p99", "ms", true, ""},
 	{"storm", "all observers caught up after (median round)", "s", true, ""},
 	{"storm", "leader RSS above idle during the storm", "MiB", true, "<= 21 MiB"},
+	{"storm", "concurrent CreateTopics p50", "ms", true, ""},
 	{"storm", "concurrent CreateTopics p99", "ms", true, "no stall"},
 	{"storm", "concurrent CreateTopics max", "ms", true, ""},
 	{"one-broker", "one broker: partitions it led", "", false, ""},

@@ -30,31 +30,73 @@ func (w *MetadataWatcher) fetchSnapshot(ctx context.Context, conn *Conn, leaderE
 		topic.Partitions = append(topic.Partitions, part)
 		req.Topics = append(req.Topics, topic)
 		rctx, cancel := context.WithTimeout(ctx, RequestTimeout)
-		r, err := conn.Request(rctx, req)
+		var a chunkAnswer
+		err := conn.RequestStream(rctx, req, func(r *StreamReader) error {
+			a = readChunkAnswer(r)
+			return r.Err()
+		})
 		cancel()
 		if err != nil {
 			return err
 		}
-		resp := r.(*kmsg.FetchSnapshotResponse)
-		if resp.ErrorCode != 0 {
-			return errorf("FetchSnapshot: error code %d", resp.ErrorCode)
+		if err := a.check(position); err != nil {
+			return err
 		}
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-			return errorf("FetchSnapshot: %d topics in the answer", len(resp.Topics))
-		}
-		p := resp.Topics[0].Partitions[0]
-		if p.ErrorCode != 0 {
-			return errorf("FetchSnapshot: partition error code %d", p.ErrorCode)
-		}
-		if p.Position != position || len(p.Bytes) == 0 && position < p.Size {
-			return errorf("FetchSnapshot: asked for position %d, got %d bytes at %d of %d", position, len(p.Bytes), p.Position, p.Size)
-		}
-		position += int64(len(p.Bytes))
-		w.snapshotBytes.Add(int64(len(p.Bytes)))
-		if position >= p.Size {
+		position += a.length
+		w.snapshotBytes.Add(a.length)
+		if position >= a.size {
 			return nil
 		}
 	}
+}
+
+// chunkAnswer is what an observer needs of a FetchSnapshot answer to go
+// on downloading: its errors, and where its chunk lies in the snapshot.
+type chunkAnswer struct {
+	errorCode, partitionError int16
+	partitions                int
+	size, position, length    int64
+}
+
+// readChunkAnswer reads a FetchSnapshot v0-1 answer body, dropping the
+// chunk's bytes as they arrive.
+func readChunkAnswer(r *StreamReader) chunkAnswer {
+	var a chunkAnswer
+	r.Int32() // throttle
+	a.errorCode = r.Int16()
+	for topics := r.CompactLength(); topics > 0 && r.Err() == nil; topics-- {
+		r.SkipCompact() // topic name
+		for parts := r.CompactLength(); parts > 0 && r.Err() == nil; parts-- {
+			a.partitions++
+			r.Int32() // partition index
+			a.partitionError = r.Int16()
+			r.Int64() // snapshot id: end offset,
+			r.Int32() // epoch,
+			r.SkipTags()
+			a.size, a.position = r.Int64(), r.Int64()
+			a.length = r.SkipCompact()
+			r.SkipTags() // the current leader among them
+		}
+		r.SkipTags()
+	}
+	r.SkipTags() // v1's node endpoints among them
+	return a
+}
+
+// check reports an answer that is an error, or is not the one chunk asked
+// for at position.
+func (a chunkAnswer) check(position int64) error {
+	switch {
+	case a.errorCode != 0:
+		return errorf("FetchSnapshot: error code %d", a.errorCode)
+	case a.partitions != 1:
+		return errorf("FetchSnapshot: %d partitions in the answer", a.partitions)
+	case a.partitionError != 0:
+		return errorf("FetchSnapshot: partition error code %d", a.partitionError)
+	case a.position != position || a.length <= 0 && position < a.size:
+		return errorf("FetchSnapshot: asked for position %d, got %d bytes at %d of %d", position, a.length, a.position, a.size)
+	}
+	return nil
 }
 
 // SnapshotBytes counts the snapshot bytes the watcher downloaded.
