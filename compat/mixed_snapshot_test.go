@@ -214,6 +214,25 @@ func TestMixedSnapshotFromKraftdLeader(t *testing.T) {
 // kafka-dump-log, and kraftd's, decode it and name the codec.
 func checkGzipSnapshot(t *testing.T, version, path string) {
 	t.Helper()
+	raw := mustGzippedSnapshot(t, path)
+	// The tools read a copy: retention deletes the node's snapshots fast.
+	path = filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := ApacheDumpLog(t, version, path)
+	if !strings.Contains(out, "compresscodec: gzip") || !strings.Contains(out, "FEATURE_LEVEL_RECORD") || strings.Contains(out, "Exception") {
+		t.Fatalf("kafka-dump-log %s on %s:\n%s", version, path, out)
+	}
+	if own := KraftdDumpLog(t, path); !strings.Contains(own, "compresscodec: gzip") {
+		t.Fatalf("kraftd dump-log on %s:\n%s", path, own)
+	}
+}
+
+// mustGzippedSnapshot reads the snapshot file at path and fails the test
+// unless a data batch of it is gzipped (kraftd's default).
+func mustGzippedSnapshot(t *testing.T, path string) []byte {
+	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -230,16 +249,5 @@ func checkGzipSnapshot(t *testing.T, version, path string) {
 	if gzipped == 0 {
 		t.Fatalf("%s has no gzipped data batch", path)
 	}
-	// The tools read a copy: retention deletes the node's snapshots fast.
-	path = filepath.Join(t.TempDir(), filepath.Base(path))
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := ApacheDumpLog(t, version, path)
-	if !strings.Contains(out, "compresscodec: gzip") || !strings.Contains(out, "FEATURE_LEVEL_RECORD") || strings.Contains(out, "Exception") {
-		t.Fatalf("kafka-dump-log %s on %s:\n%s", version, path, out)
-	}
-	if own := KraftdDumpLog(t, path); !strings.Contains(own, "compresscodec: gzip") {
-		t.Fatalf("kraftd dump-log on %s:\n%s", path, own)
-	}
+	return raw
 }

@@ -38,7 +38,7 @@ func smokeLines() []string {
 // kafka-features of the line describe the quorum through kraftd; both
 // dump tools read the logs; and the line's kafka-metadata-shell, where
 // Maven Central serves it (3.9, 4.0, 4.3), reads kraftd's newest
-// snapshot. For 4.2, 4.3 and 4.4 this is also the proof
+// snapshot, gzipped. For 4.2, 4.3 and 4.4 this is also the proof
 // that a cluster formatted at their default level takes a kraftd
 // controller.
 func TestReleaseLineSmoke(t *testing.T) {
@@ -218,9 +218,9 @@ func ShipsMetadataShell(t testing.TB, version string) bool {
 }
 
 // checkMetadataShell runs the line's kafka-metadata-shell on the stopped
-// kraftd member's newest snapshot: it must load it, find metadata.version
-// at wantMV and the traffic topic. It reports false, logging why, when the
-// line ships no shell.
+// kraftd member's newest snapshot, whose data batches are gzipped: it must
+// load it, find metadata.version at wantMV and the traffic topic. It
+// reports false, logging why, when the line ships no shell.
 func checkMetadataShell(t *testing.T, version string, kraftd *MixedMember, wantMV int16) bool {
 	t.Helper()
 	if !ShipsMetadataShell(t, version) {
@@ -229,6 +229,7 @@ func checkMetadataShell(t *testing.T, version string, kraftd *MixedMember, wantM
 	}
 	snaps := SnapshotFiles(t, kraftd.LogDir())
 	snapshot := snaps[len(snaps)-1]
+	mustGzippedSnapshot(t, snapshot) // so every line's reader inflates kraftd's batches
 	for _, c := range []struct{ path, want string }{
 		{"/image/features/metadataVersion", controller.MetadataVersionName(wantMV)},
 		{"/image/topics/byName", trafficTopic},
