@@ -75,15 +75,16 @@ func goExecutor(work func() error) <-chan error {
 	done := make(chan error, 1)
 	job := backgroundJob{work: work, done: done}
 	background.Lock()
-	if background.idle == 0 {
-		background.started++
+	if n := len(background.idle); n > 0 {
+		inbox := background.idle[n-1]
+		background.idle = background.idle[:n-1]
 		background.Unlock()
-		go backgroundWorker(job)
+		inbox <- job // its one slot is free: the caller, the node's loop, never waits
 		return done
 	}
-	background.idle--
+	background.started++
 	background.Unlock()
-	background.jobs <- job
+	go backgroundWorker(job)
 	return done
 }
 
@@ -92,26 +93,27 @@ type backgroundJob struct {
 	done chan<- error
 }
 
-// background is goExecutor's pool: idle counts the workers waiting on
-// jobs, each of which takes the next job sent; started counts them all.
-var background = struct {
+// background is goExecutor's pool: the inboxes of the idle workers, and
+// how many workers were ever started.
+var background struct {
 	sync.Mutex
-	idle, started int
-	jobs          chan backgroundJob
-}{jobs: make(chan backgroundJob)}
+	idle    []chan backgroundJob
+	started int
+}
 
-// backgroundWorker runs first, then the jobs sent to the pool. It counts
+// backgroundWorker runs first, then each job put in its inbox. It lists
 // itself idle before it reports a job done, so that the job's owner, who
 // may start the next one at once, finds it.
 func backgroundWorker(first backgroundJob) {
 	runtime.LockOSThread()
 	lowerThreadPriority()
-	for job := first; ; job = <-background.jobs {
+	inbox := make(chan backgroundJob, 1)
+	for job := first; ; job = <-inbox {
 		release := extraProc()
 		err := job.work()
 		release()
 		background.Lock()
-		background.idle++
+		background.idle = append(background.idle, inbox)
 		background.Unlock()
 		job.done <- err
 	}
