@@ -79,7 +79,8 @@
 // with KRaftVersion and Voters at kraft.version 1, data batches of at most
 // 8 MiB before compression, gzipped when SnapshotOptions.Gzip asks, footer)
 // and ReadSnapshot/LoadSnapshot read one back a batch at a
-// time (snapshot_stream.go); LoadSnapshot decodes PartitionRecords into a
+// time (snapshot_stream.go); ReadSnapshotHeader reads only the header
+// batch, for the snapshot's timestamp; LoadSnapshot decodes PartitionRecords into a
 // reused record with replica lists carved from shared chunks
 // (snapshot_load.go). EncodeSnapshotFile and DecodeSnapshotFile
 // (snapshotfile.go) do the same for small files held in memory, such as

@@ -31,7 +31,8 @@ type Image struct {
 	Brokers map[int32]RegisterBrokerRecord
 	// Controllers holds each registered controller's registration.
 	Controllers map[int32]RegisterControllerRecord
-	// Topics and TopicIDs index the topics by id and by name.
+	// Topics and TopicIDs index the topics by id and by name; a Freeze
+	// copy has no TopicIDs.
 	Topics   map[Uuid]*Topic
 	TopicIDs map[string]Uuid
 	// Configs holds the dynamic configs per resource.

@@ -31,6 +31,12 @@ func (im *Image) Clone() *Image {
 		Scram:            maps.Clone(im.Scram),
 		DelegationTokens: maps.Clone(im.DelegationTokens),
 	}
+	if out.TopicIDs == nil { // a Freeze copy has none: Apply needs it
+		out.TopicIDs = make(map[string]Uuid, len(im.Topics))
+		for id, t := range im.Topics {
+			out.TopicIDs[t.Name] = id
+		}
+	}
 	for id, t := range im.Topics {
 		c := *t
 		c.gen = out.gen

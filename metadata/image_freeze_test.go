@@ -54,3 +54,19 @@ func TestFreezeKeepsItsView(t *testing.T) {
 		}
 	}
 }
+
+// TestCloneOfAFrozenImageApplies: a Freeze copy has no name index, and a
+// Clone of it rebuilds one, so that it applies topic records (and refuses
+// a second topic of a name) as its source would.
+func TestCloneOfAFrozenImageApplies(t *testing.T) {
+	live := NewImage()
+	applyAll(t, live, clusterRecords())
+	applyAll(t, live, []Record{&TopicRecord{Name: "a", TopicId: Uuid{1}}})
+	c := live.Freeze().Clone()
+	if err := c.Apply(&TopicRecord{Name: "a", TopicId: Uuid{2}}); err == nil {
+		t.Fatal("the clone took a second topic named a")
+	}
+	if err := c.Apply(&TopicRecord{Name: "b", TopicId: Uuid{3}}); err != nil || c.TopicIDs["b"] != (Uuid{3}) {
+		t.Fatalf("the clone did not take topic b: %v", err)
+	}
+}

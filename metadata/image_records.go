@@ -64,8 +64,8 @@ type imageWriter struct {
 	elr   bool
 	fn    func(Record) error
 	reuse bool
-	// scratch, if not nil, holds the sorted keys' slices between walks
-	// (SnapshotBuffers), so that a walk allocates nothing that grows with
+	// scratch holds the sorted keys' slices, kept between walks by
+	// SnapshotBuffers so that a walk allocates nothing that grows with
 	// the image.
 	scratch *walkScratch
 	config  ConfigRecord
@@ -301,7 +301,9 @@ func (w *imageWriter) configs(im *Image) error {
 				return err
 			}
 		}
+		clear(names) // pin no config name until the next walk
 	}
+	clear(resources)
 	return nil
 }
 

@@ -38,7 +38,7 @@ type SnapshotOptions struct {
 
 // SnapshotBuffers is WriteSnapshot's scratch memory: the pending batch's
 // values and the encoded batch, up to about 16 MiB in all, and the slices
-// the image's keys are sorted in (16 bytes a topic). A node that
+// the image's keys are sorted in (16 bytes a topic, 24 a config resource). A node that
 // writes a snapshot every few minutes keeps one and passes it to each, as
 // Apache's raft client keeps a pool of batch buffers, instead of
 // allocating that much anew each time for the collector to take back. It
@@ -177,19 +177,19 @@ const maxSnapshotBatch = batch.LogOverhead + 1<<30
 // Records and Bytes of the answer are zero.
 func ReadSnapshotHeader(r io.Reader) (SnapshotInfo, error) {
 	var info SnapshotInfo
-	_, buf, err := batch.NewReader(r, maxSnapshotBatch).Next()
+	h, buf, err := batch.NewReader(r, maxSnapshotBatch).Next()
 	if errors.Is(err, batch.ErrShort) || err == io.EOF {
 		return info, fmt.Errorf("%w: no whole header batch: %v", ErrSnapshotFormat, err)
 	}
 	if err != nil {
 		return info, err
 	}
+	if !h.IsControl() { // checked before Decode would inflate a data batch
+		return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
+	}
 	b, err := batch.Decode(buf)
 	if err != nil {
 		return info, err
-	}
-	if !b.IsControl() {
-		return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
 	}
 	info.Epoch = b.PartitionLeaderEpoch
 	var sawHeader, sawFooter bool

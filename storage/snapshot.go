@@ -281,7 +281,8 @@ func (r *SnapshotReader) ReadAt(pos int64, maxBytes int) ([]byte, error) {
 }
 
 // ReadInto reads into p from pos, as much as fits or is left: the bytes
-// read, io.EOF at or past the end. Unlike ReadAt it allocates nothing.
+// read, io.EOF at or past the end, io.ErrUnexpectedEOF if the file ends
+// before its size at open. Unlike ReadAt it allocates nothing.
 func (r *SnapshotReader) ReadInto(p []byte, pos int64) (int, error) {
 	if pos < 0 {
 		return 0, fmt.Errorf("storage: snapshot read at %d", pos)
@@ -291,10 +292,13 @@ func (r *SnapshotReader) ReadInto(p []byte, pos int64) (int, error) {
 	}
 	p = p[:min(int64(len(p)), r.size-pos)]
 	n, err := r.f.ReadAt(p, pos)
-	if err != nil && !(errors.Is(err, io.EOF) && n == len(p)) {
-		return n, err
+	switch {
+	case n == len(p):
+		return n, nil
+	case errors.Is(err, io.EOF): // the file is shorter than when opened
+		return n, io.ErrUnexpectedEOF
 	}
-	return n, nil
+	return n, err
 }
 
 // CopyRange writes the n bytes from pos to w, through buf where a copy is
