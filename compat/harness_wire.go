@@ -69,23 +69,32 @@ func (c *Conn) Close() error { return c.nc.Close() }
 func (c *Conn) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(RequestTimeout)
-	}
-	if err := c.nc.SetDeadline(deadline); err != nil {
-		return nil, errorf("%w", err)
-	}
-	c.corr++
-	corr := c.corr
-	if _, err := c.nc.Write(AppendRequest(nil, req, corr, ClientID)); err != nil {
-		return nil, errorf("send %s: %w", kmsg.NameForKey(req.Key()), err)
+	corr, err := c.send(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	frame, err := ReadFrame(c.nc)
 	if err != nil {
 		return nil, errorf("read %s response: %w", kmsg.NameForKey(req.Key()), err)
 	}
 	return ParseResponse(req, corr, frame)
+}
+
+// send writes req under ctx's deadline (or RequestTimeout) and returns its
+// correlation id; the caller holds c.mu.
+func (c *Conn) send(ctx context.Context, req kmsg.Request) (int32, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(RequestTimeout)
+	}
+	if err := c.nc.SetDeadline(deadline); err != nil {
+		return 0, errorf("%w", err)
+	}
+	c.corr++
+	if _, err := c.nc.Write(AppendRequest(nil, req, c.corr, ClientID)); err != nil {
+		return 0, errorf("send %s: %w", kmsg.NameForKey(req.Key()), err)
+	}
+	return c.corr, nil
 }
 
 // AppendRequest appends a whole request frame (size, header, body) to dst.
@@ -111,19 +120,29 @@ const MaxFrame = 100 << 20
 
 // ReadFrame reads one size-prefixed frame and returns it without the size.
 func ReadFrame(r io.Reader) ([]byte, error) {
-	var size [4]byte
-	if _, err := io.ReadFull(r, size[:]); err != nil {
+	n, err := readFrameSize(r)
+	if err != nil {
 		return nil, err
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > MaxFrame {
-		return nil, errorf("bad frame size %d", n)
 	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(r, buf); err != nil {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// readFrameSize reads a frame's size prefix, refusing one that cannot hold
+// a correlation id or is over MaxFrame.
+func readFrameSize(r io.Reader) (int32, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return 0, err
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 4 || n > MaxFrame {
+		return 0, errorf("bad frame size %d", n)
+	}
+	return n, nil
 }
 
 // ParseResponse checks the response header of frame against the request

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -16,33 +15,23 @@ import (
 // holds, such as snapshot chunks: the bytes pass through a small buffer
 // instead of a frame-sized one, so a benchmark's many observers cost its
 // own process little CPU and memory beside the controllers it measures.
+// After an error the connection is out of step: close it.
 func (c *Conn) RequestStream(ctx context.Context, req kmsg.Request, read func(*StreamReader) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(RequestTimeout)
+	corr, err := c.send(ctx, req)
+	if err != nil {
+		return err
 	}
-	if err := c.nc.SetDeadline(deadline); err != nil {
-		return errorf("%w", err)
-	}
-	c.corr++
 	name := kmsg.NameForKey(req.Key())
-	if _, err := c.nc.Write(AppendRequest(nil, req, c.corr, ClientID)); err != nil {
-		return errorf("send %s: %w", name, err)
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c.nc, size[:]); err != nil {
+	n, err := readFrameSize(c.nc)
+	if err != nil {
 		return errorf("read %s response: %w", name, err)
-	}
-	n := int32(binary.BigEndian.Uint32(size[:]))
-	if n < 4 || n > MaxFrame {
-		return errorf("read %s response: bad frame size %d", name, n)
 	}
 	frame := &io.LimitedReader{R: c.nc, N: int64(n)}
 	r := NewStreamReader(frame)
-	if corr := r.Int32(); r.err == nil && corr != c.corr {
-		return errorf("%s response: correlation id %d, want %d", name, corr, c.corr)
+	if got := r.Int32(); r.err == nil && got != corr {
+		return errorf("%s response: correlation id %d, want %d", name, got, corr)
 	}
 	if req.IsFlexible() && req.Key() != kmsg.ApiVersions.Int16() {
 		r.SkipTags()

@@ -42,8 +42,8 @@ func (w *MetadataWatcher) fetchSnapshot(ctx context.Context, conn *Conn, leaderE
 		if err := a.check(position); err != nil {
 			return err
 		}
-		position += a.length
-		w.snapshotBytes.Add(a.length)
+		position += max(a.length, 0)
+		w.snapshotBytes.Add(max(a.length, 0))
 		if position >= a.size {
 			return nil
 		}
