@@ -306,3 +306,12 @@ func restore[K comparable, V any](m map[K]V, k K, v V, had bool) {
 func sortedKeys[K interface{ ~int32 | ~string }, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
 }
+
+// appendSortedKeys is sortedKeys into dst's memory: it appends the keys to
+// dst and sorts what it appended, for a walk that reuses one slice.
+func appendSortedKeys[K interface{ ~int32 | ~string }, V any](dst []K, m map[K]V) []K {
+	start := len(dst)
+	dst = slices.AppendSeq(slices.Grow(dst, len(m)), maps.Keys(m))
+	slices.Sort(dst[start:])
+	return dst
+}

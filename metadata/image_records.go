@@ -284,12 +284,8 @@ func (w *imageWriter) configs(im *Image) error {
 	})
 	for _, r := range resources {
 		kv := im.Configs[r]
-		names := slices.Grow(w.scratch.names[:0], len(kv))
-		for name := range kv {
-			names = append(names, name)
-		}
+		names := appendSortedKeys(w.scratch.names[:0], kv)
 		w.scratch.names = names
-		slices.Sort(names)
 		for _, name := range names {
 			rec, value := &w.config, &w.value
 			if !w.reuse {

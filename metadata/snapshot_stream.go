@@ -38,11 +38,11 @@ type SnapshotOptions struct {
 
 // SnapshotBuffers is WriteSnapshot's scratch memory: the pending batch's
 // values and the encoded batch, up to about 16 MiB in all, and the slices
-// the image's keys are sorted in (16 bytes a topic, 24 a config resource). A node that
-// writes a snapshot every few minutes keeps one and passes it to each, as
-// Apache's raft client keeps a pool of batch buffers, instead of
-// allocating that much anew each time for the collector to take back. It
-// is not for concurrent use.
+// the image's keys are sorted in (16 bytes a topic, 24 a config
+// resource). A node that writes a snapshot every few minutes keeps one
+// and passes it to each, as Apache's raft client keeps a pool of batch
+// buffers, instead of allocating that much anew each time for the
+// collector to take back. It is not for concurrent use.
 type SnapshotBuffers struct {
 	values  []byte
 	ends    []int
