@@ -12,11 +12,18 @@ import (
 // system call returns 20 minus it).
 func threadNice(t *testing.T) int {
 	t.Helper()
-	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
+	nice, err := readThreadNice()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return 20 - raw
+	return nice
+}
+
+// readThreadNice is threadNice for a job on a background worker, which
+// must return its error rather than stop the test's goroutine.
+func readThreadNice() (int, error) {
+	raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
+	return 20 - raw, err
 }
 
 // TestBackgroundWorkRunsAtLowerPriority: the production executor runs its
@@ -29,9 +36,8 @@ func TestBackgroundWorkRunsAtLowerPriority(t *testing.T) {
 	var inside int
 	var attr *unix.SchedAttr
 	if err := <-goExecutor(func() error {
-		raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
-		inside = 20 - raw
-		if err != nil {
+		var err error
+		if inside, err = readThreadNice(); err != nil {
 			return err
 		}
 		attr, err = unix.SchedGetAttr(0, 0)
@@ -65,8 +71,9 @@ func TestBackgroundJobsKeepTheirThreads(t *testing.T) {
 	for range 20 {
 		var nice int
 		job := func() error {
-			raw, err := syscall.Getpriority(syscall.PRIO_PROCESS, syscall.Gettid())
-			tids[syscall.Gettid()], nice = true, 20-raw
+			var err error
+			tids[syscall.Gettid()] = true
+			nice, err = readThreadNice()
 			return err
 		}
 		if err := <-goExecutor(job); err != nil {
