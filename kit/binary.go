@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -8,8 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/supervisor"
 )
 
 // BinaryEnv names the environment variable pointing at a kraftd binary for
@@ -52,9 +54,10 @@ func kraftdBinary(ctx context.Context, spec Spec) (string, error) {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/kraftd")
 	cmd.Dir = root
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("kit: build kraftd in %s (set %s to use a built one): %v\n%s", root, BinaryEnv, err, b)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := supervisor.Run(cmd); err != nil {
+		return "", fmt.Errorf("kit: build kraftd in %s (set %s to use a built one): %v\n%s", root, BinaryEnv, err, output.Bytes())
 	}
 	spec.Logf("kit: built kraftd from %s into %s in %v", root, out, time.Since(start).Round(100*time.Millisecond))
 	built.path = out

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/supervisor"
 )
 
 // Cluster is a running kit cluster. Stop it when done (StartT does that for
@@ -146,8 +148,8 @@ func (c *Cluster) saveLayout(supervisor int) error {
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
 		start := time.Now()
-		stopAll(procs(c.brokers))
-		stopAll(procs(c.controllers))
+		supervisor.StopAll(procs(c.brokers)...)
+		supervisor.StopAll(procs(c.controllers)...)
 		c.spec.Logf("kit: stopped the cluster in %v", time.Since(start).Round(time.Millisecond))
 		if c.temporary {
 			os.RemoveAll(c.dir)
@@ -157,8 +159,10 @@ func (c *Cluster) Stop() {
 	})
 }
 
-func procs(nodes []*Node) []*process {
-	var ps []*process
+// procs are the nodes' processes: nodes that failed before theirs was
+// made have none.
+func procs(nodes []*Node) []*supervisor.Process {
+	var ps []*supervisor.Process
 	for _, n := range nodes {
 		if n.proc != nil {
 			ps = append(ps, n.proc)
@@ -233,7 +237,8 @@ func (c *Cluster) ControllerEndpoints() string {
 func (c *Cluster) exited(nodes []*Node) error {
 	for _, n := range nodes {
 		if !n.Running() {
-			return fmt.Errorf("kit: %s %d exited (%v); its log is %s", n.Role, n.ID, n.proc.exitErr(), n.Log())
+			_, err := n.proc.Exited()
+			return fmt.Errorf("kit: %s %d exited (%v); its log is %s", n.Role, n.ID, err, n.Log())
 		}
 	}
 	return nil

@@ -12,8 +12,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+	"time"
+
+	"github.com/kraftd/kraftd/internal/apachekafka"
+	"github.com/kraftd/kraftd/internal/supervisor"
 )
+
+// stopTimeout is how long a graceful stop waits after SIGTERM before it
+// sends SIGKILL: an Apache broker's controlled shutdown takes a few seconds.
+const stopTimeout = 30 * time.Second
 
 // Node is one process of a cluster: a kraftd or Apache controller, or an
 // Apache broker. Its methods are safe to call from several goroutines.
@@ -22,7 +29,7 @@ type Node struct {
 	Role Role
 	Port int    // its one listener, on 127.0.0.1
 	Dir  string // its configuration, data and log
-	proc *process
+	proc *supervisor.Process
 }
 
 // Addr is the node's listener address: a broker's PLAINTEXT (or SSL) listener (a
@@ -31,24 +38,29 @@ func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa
 
 // Log is the path of the file holding the node's stdout and stderr, across
 // restarts.
-func (n *Node) Log() string { return n.proc.log }
+func (n *Node) Log() string { return n.proc.Log }
 
 // PID is the node's process id while it runs, else 0.
-func (n *Node) PID() int { return n.proc.pid() }
+func (n *Node) PID() int { return n.proc.PID() }
 
 // Running reports whether the node's process is running (a paused one is).
-func (n *Node) Running() bool { return n.proc.running() }
+func (n *Node) Running() bool { return n.proc.Running() }
 
 // Kill sends SIGKILL, as a crash would, and returns once the process is gone.
-func (n *Node) Kill() { n.proc.kill() }
+func (n *Node) Kill() { n.proc.Kill() }
 
 // Stop shuts the node down gracefully (SIGTERM: a broker's controlled
 // shutdown, a kraftd leader's resignation), with SIGKILL after 30 seconds.
-func (n *Node) Stop() { n.proc.stop() }
+func (n *Node) Stop() { n.proc.Stop() }
 
 // Start starts a stopped or killed node again on its data. It returns an
 // error if the node is running.
-func (n *Node) Start() error { return n.proc.start() }
+func (n *Node) Start() error {
+	if err := n.proc.Start(); err != nil {
+		return fmt.Errorf("kit: %w", err)
+	}
+	return nil
+}
 
 // Restart is Stop (graceful) then Start.
 func (n *Node) Restart() error {
@@ -58,10 +70,10 @@ func (n *Node) Restart() error {
 
 // Pause freezes the node with SIGSTOP, as a hung process or a long GC pause
 // looks to its peers; Resume continues it with SIGCONT.
-func (n *Node) Pause() error { return n.proc.signal(syscall.SIGSTOP) }
+func (n *Node) Pause() error { return n.proc.Pause() }
 
 // Resume continues a paused node.
-func (n *Node) Resume() error { return n.proc.signal(syscall.SIGCONT) }
+func (n *Node) Resume() error { return n.proc.Resume() }
 
 func (n *Node) isController() bool { return n.Role != RoleBroker }
 
@@ -128,37 +140,39 @@ func (c *Cluster) prepare(ctx context.Context, n *Node) error {
 		format = append([]string{c.kraftd, "format", "--config", conf, "--cluster-id", c.layout.ClusterID, "--release-version", line}, c.scramFormatArgs()...)
 		run = []string{c.kraftd, "--log-format", "console", "start", "--config", conf}
 	case RoleApacheController:
-		format, err = javaArgv(c.kafkaDir, n.Dir, mainStorageTool,
+		// The quick-start JVM (package apachekafka): test clusters start
+		// several JVMs on machines of few cores and need no throughput.
+		format, err = apachekafka.JVM{}.Argv(c.kafkaDir, apachekafka.MainStorageTool,
 			append([]string{"format", "-c", conf, "-t", c.layout.ClusterID, "--release-version", line}, c.scramFormatArgs()...)...)
 		if err == nil {
-			run, err = javaArgv(c.kafkaDir, n.Dir, mainKafka, conf)
+			run, err = apachekafka.JVM{}.Argv(c.kafkaDir, apachekafka.MainKafka, conf)
 		}
 	case RoleBroker:
-		run, err = javaArgv(c.kafkaDir, n.Dir, mainKafka, conf)
+		run, err = apachekafka.JVM{}.Argv(c.kafkaDir, apachekafka.MainKafka, conf)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("kit: %w", err)
 	}
 	name := fmt.Sprintf("%s-%d", n.Role, n.ID)
-	n.proc = &process{name: name, argv: run, log: filepath.Join(n.Dir, "out.log")}
+	n.proc = &supervisor.Process{Name: name, Argv: run, Log: filepath.Join(n.Dir, "out.log"), StopTimeout: stopTimeout}
 	if n.Role == RoleBroker {
 		return c.formatBroker(n, props["log.dirs"])
 	}
 	if fileExists(filepath.Join(n.Dir, "data", "meta.properties")) {
 		return nil
 	}
-	f := &process{name: name + "-format", argv: format, log: filepath.Join(n.Dir, "format.log")}
-	if err := f.start(); err != nil {
-		return err
+	f := &supervisor.Process{Name: name + "-format", Argv: format, Log: filepath.Join(n.Dir, "format.log")}
+	if err := f.Start(); err != nil {
+		return fmt.Errorf("kit: %w", err)
 	}
 	select {
 	case <-ctx.Done():
-		f.kill()
+		f.Kill()
 		return fmt.Errorf("kit: format node %d: %w", n.ID, ctx.Err())
-	case <-f.done:
+	case <-f.Done():
 	}
-	if err := f.exitErr(); err != nil {
-		out, _ := os.ReadFile(f.log)
+	if _, err := f.Exited(); err != nil {
+		out, _ := os.ReadFile(f.Log)
 		return fmt.Errorf("kit: format node %d (%s): %v\n%s", n.ID, n.Role, err, out)
 	}
 	return nil
