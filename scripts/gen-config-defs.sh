@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes kafkaconfig/defs/<line>.json for every pinned Apache Kafka release
-# (scripts/fetch-kafka.sh): the facts of that release's KafkaConfig, dumped
-# from its own jars by scripts/configdefs/DumpBrokerConfigDefs.java.
+# (internal/apachekafka's Pinned, which make kafka fetches): the facts of
+# that release's KafkaConfig, dumped from its own jars by
+# scripts/configdefs/DumpBrokerConfigDefs.java.
 #
 #   scripts/gen-config-defs.sh            # into kafkaconfig/defs
 #   scripts/gen-config-defs.sh DIR        # into DIR (verify-gen.sh compares)
@@ -11,7 +12,8 @@ out=${1:-$root/kafkaconfig/defs}
 cache=${KRAFTD_KAFKA_CACHE:-$HOME/.cache/kraftd/kafka}
 command -v java >/dev/null 2>&1 || { echo "gen-config-defs: java is missing: install Java 17 or newer (apt-get install openjdk-17-jre-headless)" >&2; exit 1; }
 mkdir -p "$out"
-for version in $(sed -n 's/^PINNED=(\(.*\))$/\1/p' "$root/scripts/fetch-kafka.sh"); do
+versions=$(cd "$root" && "${GO:-go}" run ./scripts/apache-kafka versions)
+for version in $versions; do
   libs="$cache/$version/libs"
   [[ -f $cache/$version/.complete ]] || { echo "gen-config-defs: Apache Kafka $version is not in $cache: run make kafka" >&2; exit 1; }
   line=${version%.*}
