@@ -10,7 +10,7 @@ export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race run test vet gen gen-check kafka tools sim compat-matrix matrix bench bench-scale fuzz clean
+.PHONY: all build build-race run test vet gen gen-check kafka tools sim matrix bench bench-scale fuzz clean
 
 all: build
 
@@ -48,25 +48,28 @@ gen:
 gen-check: kafka
 	./scripts/verify-gen.sh
 
-# The output is kept in bin/test-output.log; on a failure the digest of
-# failing tests and their last lines ends the output (CI shows its end).
+# One report for the whole run (scripts/testreport): a line a package, the
+# end of each failing test's output, then the 15 slowest tests, each
+# package's time, a digest of the failures and the count. The verbose
+# output is kept in bin/test-output.log. The simulator runs a few seeds in
+# the race build and SIM_SEEDS in a plain one, which is ten times faster.
+SIM_SEEDS ?= 3000
 test: tools kafka vet gen-check build build-race
-	set -o pipefail; $(GO) test -race -count=1 -timeout 80m ./... 2>&1 | tee bin/test-output.log || { ./scripts/failure-digest.sh bin/test-output.log; exit 1; }
-	set -o pipefail; cd examples/failover && $(GO) test -race -count=1 -timeout 10m ./... 2>&1 | tee ../../bin/test-output-example.log || { ../../scripts/failure-digest.sh ../../bin/test-output-example.log; exit 1; }
+	$(GO) build -o bin/testreport ./scripts/testreport
+	set -o pipefail; { \
+	  $(GO) test -race -count=1 -json -timeout 80m ./... ; a=$$? ; \
+	  $(GO) test -count=1 -json -timeout 20m -run 'TestSimulation$$' ./node/sim -sim.seeds=$(SIM_SEEDS) ; b=$$? ; \
+	  (cd examples/failover && $(GO) test -race -count=1 -json -timeout 10m ./...) ; c=$$? ; \
+	  exit $$((a | b | c)) ; } 2>&1 | bin/testreport -log bin/test-output.log
 
-# Run the compat matrices make test samples in full: every leader kind of
-# the kraft.version upgrade, and the metric-name capture against every
-# Apache version (make test runs one of each; the admin-tools and
-# authorizer tests run every version there already).
-compat-matrix: build build-race kafka
-	KRAFTD_COMPAT_FULL_MATRIX=1 $(GO) test -race -count=1 -timeout 60m -run 'TestMixedKRaftVersionUpgrade|TestApacheControllerMetricNames' -v ./compat
-
-# The release-line matrix of docs/compatibility.md in full: the smoke set
-# of every line 3.9 to 4.4, kafka-features against each line, and the
-# rolling upgrades across lines (build tag matrix: too long for make test).
+# What make test samples, in full (build tag matrix; docs/testing.md keeps
+# the last run): the release-line smoke set, dynamic quorum and
+# kafka-features of every line 3.9 to 4.4, the rolling upgrades across
+# lines, every leader kind of the kraft.version upgrade, and the metric-name
+# capture against every Apache version.
 matrix: build build-race kafka
-	$(GO) test -race -count=1 -timeout 120m -tags matrix -v ./compat \
-		-run 'TestReleaseLineSmoke|TestReleaseLineDynamicQuorum|TestFeaturesMatchApache|TestRollingUpgradeFromOldestLine|TestRollingHandoverKraftdToNewestLine'
+	$(GO) test -race -count=1 -timeout 150m -tags matrix -v ./compat \
+		-run 'TestReleaseLineSmoke|TestReleaseLineDynamicQuorum|TestFeaturesMatchApache|TestRollingUpgradeFromOldestLine|TestRollingHandoverKraftdToNewestLine|TestMixedKRaftVersionUpgrade|TestApacheControllerMetricNames'
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:

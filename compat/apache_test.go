@@ -28,10 +28,10 @@ func forVersions(t *testing.T, f func(t *testing.T, version string)) {
 // forSampledVersions is forVersions for the tests make test runs against
 // one Apache version only, sample, to stay within its time budget (each
 // such test runs a cluster per version, and the versions run one after the
-// other within JVMBudget); make compat-matrix (FullMatrixEnv) runs them
+// other within JVMBudget); make matrix (build tag matrix) runs them
 // against every version.
 func forSampledVersions(t *testing.T, sample string, f func(t *testing.T, version string)) {
-	if os.Getenv(FullMatrixEnv) != "" {
+	if matrixBuild {
 		forVersions(t, f)
 		return
 	}

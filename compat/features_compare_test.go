@@ -42,10 +42,10 @@ var upgradeTypeNames = map[int8]string{1: "upgrade", 2: "safe downgrade", 3: "un
 // 3.9 and 4.0, which they check differently, is left out. Against 4.2, 4.3 and 4.4 every
 // answer and every line printed must be the same.
 //
-// make test runs the oldest and the newest line; make matrix every line.
+// make test runs the newest line; make matrix every line.
 func TestFeaturesMatchApache(t *testing.T) {
 	t.Parallel()
-	lines := []string{Lines[0], Lines[len(Lines)-1]}
+	lines := Lines[len(Lines)-1:]
 	if matrixBuild {
 		lines = Lines
 	}

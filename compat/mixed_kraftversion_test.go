@@ -32,16 +32,12 @@ func TestMixedKRaftVersionUpgrade(t *testing.T) {
 	})
 }
 
-// FullMatrixEnv, set to any value, runs the matrices that make test
-// samples in full (make compat-matrix).
-const FullMatrixEnv = "KRAFTD_COMPAT_FULL_MATRIX"
-
 // kraftVersionLeaders are the leader kinds the upgrade runs under for
 // Apache version v: in make test one cluster per version, Apache leading
 // with 4.1.2 (the release the issue saw refuse kraftd's followers) and
-// kraftd with the newest; both for every version with FullMatrixEnv.
+// kraftd with the newest; both for every version in make matrix.
 func kraftVersionLeaders(v string) []string {
-	if os.Getenv(FullMatrixEnv) != "" {
+	if matrixBuild {
 		return []string{KindKraftd, KindApache}
 	}
 	if v == Versions[0] {

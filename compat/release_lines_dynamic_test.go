@@ -1,3 +1,5 @@
+//go:build matrix
+
 package compat
 
 import "testing"

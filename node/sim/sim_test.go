@@ -15,10 +15,19 @@ import (
 
 var (
 	flagSeed  = flag.Int64("sim.seed", -1, "run only this seed")
-	flagSeeds = flag.Int("sim.seeds", 1000, "number of seeds TestSimulation runs")
+	flagSeeds = flag.Int("sim.seeds", defaultSeeds(), "number of seeds TestSimulation runs (default 1000, 200 in a race build)")
 	flagFirst = flag.Int64("sim.first", 0, "the first seed TestSimulation runs")
 	flagSteps = flag.Int("sim.steps", 2000, "safety steps (10 ms each) per seed")
 )
+
+// defaultSeeds: a race build finds data races in the few seeds it runs;
+// the plain build's many seeds find the rare schedules.
+func defaultSeeds() int {
+	if raceBuild {
+		return 200
+	}
+	return 1000
+}
 
 func options(seed uint64) Options {
 	return Options{Seed: seed, SafetySteps: *flagSteps, LivenessSteps: 3000, StepMs: 10}
