@@ -118,10 +118,9 @@ func checkApacheControllerMetricNames(t *testing.T, version string) {
 	ports := FreePorts(t, 2)
 	apache := NewApacheController(t, ApacheOptions{Version: version, NodeID: 1})
 	apache.Format(t, NewUUID(), "--standalone")
-	apache.Proc = NewProcess(t, "apache-"+version+"-jmx", Launcher(t), apache.Version, MainKafka, apache.Config)
 	rules := filepath.Join(RepoRoot(t), "compat", "testdata", "jmx-exporter-controller.yml")
-	apache.Proc.Env = []string{fmt.Sprintf("KAFKA_OPTS=-javaagent:%s=127.0.0.1:%d:%s", agent, ports[0], rules)}
-	apache.Proc.Start()
+	apache.JVM.Options = []string{fmt.Sprintf("-javaagent:%s=127.0.0.1:%d:%s", agent, ports[0], rules)}
+	apache.Start(t)
 	apache.WaitReady(t)
 
 	dir := filepath.Join(t.TempDir(), "metadata")

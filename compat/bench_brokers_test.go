@@ -107,7 +107,7 @@ func BenchmarkControllerSideBySide(b *testing.B) {
 		case "kraftd":
 			q = startKraftdBenchQuorum(b, nil)
 		case "apache":
-			q = startApacheBenchQuorum(b, cfg.apacheVersion, nil, nil)
+			q = startApacheBenchQuorum(b, cfg.apacheVersion, nil, "")
 		default:
 			b.Fatalf("KRAFTD_BENCH_SIDES: unknown side %q (kraftd, apache)", side)
 		}
@@ -157,13 +157,16 @@ func startKraftdBenchQuorum(b *testing.B, props map[string]string) *controllerQu
 }
 
 // startApacheBenchQuorum starts three Apache controllers; props add to or
-// override their server.properties and env to their JVMs' environment.
-func startApacheBenchQuorum(b *testing.B, version string, props map[string]string, env []string) *controllerQuorum {
+// override their server.properties, and heap is their -Xmx ("": the
+// launcher's 512m). They run the production JVM profile (G1, the full
+// JIT), not the tests' quick-start one: the figures compare Apache's speed
+// with kraftd's.
+func startApacheBenchQuorum(b *testing.B, version string, props map[string]string, heap string) *controllerQuorum {
 	b.Helper()
 	ReserveJVMs(b, 3)
 	nodes, clusterID := NewApacheStaticQuorumWith(b, version, 3, props)
 	for _, n := range nodes {
-		n.Env = env
+		n.JVM = JVM{Profile: ProductionProfile, Heap: heap}
 	}
 	StartApache(b, nodes...)
 	q := &controllerQuorum{name: "Apache " + version, clusterID: clusterID, voters: map[int32]string{}, pids: map[int32]int{},

@@ -64,6 +64,9 @@ func benchFailover(b *testing.B, side, apacheVersion string, kills int) failover
 		KafkaCache(b, apacheVersion)
 		ReserveJVMs(b, 3)
 		opts.Version = apacheVersion
+		// Apache as it runs in production, not the tests' quick-start JVM:
+		// the figures compare its failover with kraftd's.
+		opts.ApacheJVM = JVM{Profile: ProductionProfile}
 	}
 	members, clusterID := NewMixedStaticQuorum(b, opts)
 	c := StartChaosCluster(b, members, clusterID, chaosWriters)

@@ -110,7 +110,7 @@ func BenchmarkControllerScale(b *testing.B) {
 		case "kraftd":
 			q = startKraftdBenchQuorum(b, scaleProps(cfg))
 		case "apache":
-			q = startApacheBenchQuorum(b, cfg.apacheVersion, scaleProps(cfg), []string{"KAFKA_HEAP_OPTS=-Xmx" + cfg.apacheHeap})
+			q = startApacheBenchQuorum(b, cfg.apacheVersion, scaleProps(cfg), cfg.apacheHeap)
 		default:
 			b.Fatalf("KRAFTD_BENCH_SIDES: unknown side %q (kraftd, apache)", side)
 		}

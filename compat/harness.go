@@ -12,21 +12,23 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kraftd/kraftd/internal/apachekafka"
 	"github.com/kraftd/kraftd/internal/loopback"
 )
 
-// Versions are the Apache Kafka releases the full scenario set runs against:
-// the 4.1.x line and the newest 4.x that the registry serves.
-var Versions = []string{"4.1.2", "4.4.0"}
-
 // Lines are the newest patch of every Apache Kafka release line in use that
-// the registry serves, oldest first: the smoke set runs against each.
-// scripts/fetch-kafka.sh pins the same list.
-var Lines = []string{"3.9.2", "4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0"}
+// the registry serves, oldest first: the smoke set runs against each. They
+// are the pinned releases of package apachekafka, which `make kafka`
+// fetches and kit.Versions lists too.
+var Lines = apachekafka.Versions()
+
+// Versions are the Apache Kafka releases the full scenario set runs against:
+// the 4.1.x line and the newest line, each at its pinned patch.
+var Versions = []string{apachekafka.PinnedVersion("4.1"), Lines[len(Lines)-1]}
 
 // CacheEnv names the environment variable that points at the directory where
-// scripts/fetch-kafka.sh (`make kafka`) put the Apache Kafka jars.
-const CacheEnv = "KRAFTD_KAFKA_CACHE"
+// `make kafka` put the Apache Kafka jars.
+const CacheEnv = apachekafka.CacheEnv
 
 // KafkaCache returns the cache directory holding the given Apache Kafka
 // version, or fails the test (never skips) saying to run `make kafka`.
@@ -37,8 +39,8 @@ func KafkaCache(t testing.TB, version string) string {
 		t.Fatalf("%s is not set: run `make kafka` (or `make test`, which exports it) to fetch Apache Kafka %s", CacheEnv, version)
 	}
 	dir := filepath.Join(cache, version)
-	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
-		t.Fatalf("Apache Kafka %s is not fetched into %s: run `make kafka` (%v)", version, cache, err)
+	if !apachekafka.Complete(dir) {
+		t.Fatalf("Apache Kafka %s is not fetched into %s: run `make kafka`", version, cache)
 	}
 	jar := filepath.Join(dir, "libs", "kafka_2.13-"+version+".jar")
 	if _, err := os.Stat(jar); err != nil {

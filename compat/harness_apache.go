@@ -10,15 +10,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/apachekafka"
+	"github.com/kraftd/kraftd/internal/supervisor"
 )
 
 // Main classes of the Apache Kafka programs the harness runs.
 const (
-	MainKafka          = "kafka.Kafka"                                  // broker / controller
-	MainStorageTool    = "kafka.tools.StorageTool"                      // kafka-storage.sh
+	MainKafka          = apachekafka.MainKafka                          // broker / controller
+	MainStorageTool    = apachekafka.MainStorageTool                    // kafka-storage.sh
 	MainMetadataQuorum = "org.apache.kafka.tools.MetadataQuorumCommand" // kafka-metadata-quorum.sh
 	MainFeatures       = "org.apache.kafka.tools.FeatureCommand"        // kafka-features.sh
 	MainMetadataShell  = "org.apache.kafka.shell.MetadataShell"         // kafka-metadata-shell.sh (not fetched for 4.4.0)
@@ -27,6 +29,23 @@ const (
 
 // ToolTimeout bounds one run of an Apache Kafka tool.
 const ToolTimeout = 2 * time.Minute
+
+// JVM says how the harness runs an Apache Kafka JVM, through the launcher
+// the kit package uses too (package internal/apachekafka). The zero JVM,
+// which every test uses, is QuickStartProfile with a 512 MiB heap for a
+// server and 256 MiB for a tool. The benchmarks that compare Apache's
+// speed with kraftd's run Apache's servers with ProductionProfile.
+type JVM = apachekafka.JVM
+
+// The JVM profiles: see package internal/apachekafka.
+const (
+	// QuickStartProfile: the serial collector and the client compiler
+	// only; quick to start and light on a 2-core machine.
+	QuickStartProfile = apachekafka.QuickStart
+	// ProductionProfile: G1 and the full JIT, as Apache's scripts run a
+	// server.
+	ProductionProfile = apachekafka.Production
+)
 
 // ApacheOptions describe one Apache Kafka controller node.
 type ApacheOptions struct {
@@ -53,9 +72,9 @@ type ApacheNode struct {
 	Config  string            // path of the server.properties written
 	Props   map[string]string // what Config holds
 	Proc    *Process          // nil until Start
-	// Env is extra environment for the JVM (KAFKA_HEAP_OPTS=-Xmx4g for a
-	// benchmark that needs a larger heap than the launcher's 512 MiB).
-	Env []string
+	// JVM is how its JVM runs (the zero JVM: quick-start, 512 MiB), read by
+	// the first Start.
+	JVM JVM
 	t   testing.TB
 }
 
@@ -159,15 +178,14 @@ func ParseProperties(b []byte) map[string]string {
 	return m
 }
 
-// Start launches the node (kafka.Kafka through scripts/kafka-run.sh, 512 MiB
-// heap) as a Process stopped at the end of the test. Start it again after
-// Kill or Stop to restart it on the same directory.
+// Start launches the node (kafka.Kafka in a JVM as n.JVM says) as a
+// Process stopped at the end of the test. Start it again after Kill or
+// Stop to restart it on the same directory.
 func (n *ApacheNode) Start(t testing.TB) {
 	t.Helper()
 	if n.Proc == nil {
 		name := fmt.Sprintf("apache-%s-node%d", n.Version, n.NodeID)
-		n.Proc = NewProcess(t, name, Launcher(t), n.Version, MainKafka, n.Config)
-		n.Proc.Env = append(n.Proc.Env, n.Env...)
+		n.Proc = NewProcess(t, name, ApacheArgv(t, n.Version, MainKafka, n.JVM, n.Config)...)
 	}
 	n.Proc.Start()
 }
@@ -179,26 +197,31 @@ func (n *ApacheNode) WaitReady(t testing.TB) {
 	WaitAPIVersions(t, n.Addr(), n.Proc)
 }
 
-// Launcher is the path of scripts/kafka-run.sh.
-func Launcher(t testing.TB) string {
+// ApacheArgv is the command line of a JVM running an Apache Kafka main
+// class of a fetched version with args, or fails the test.
+func ApacheArgv(t testing.TB, version, mainClass string, jvm JVM, args ...string) []string {
 	t.Helper()
-	return filepath.Join(RepoRoot(t), "scripts", "kafka-run.sh")
+	argv, err := jvm.Argv(KafkaCache(t, version), mainClass, args...)
+	if err != nil {
+		t.Fatalf("compat: %v", err)
+	}
+	return argv
 }
 
-// RunTool runs an Apache Kafka main class to completion through the launcher
-// (256 MiB heap) and returns its stdout and stderr (tools log to stderr).
-// A run longer than ToolTimeout is killed by PID. err is the exit error.
+// RunTool runs an Apache Kafka main class to completion (a quick-start
+// JVM, 256 MiB heap) and returns its stdout and stderr: tools log to
+// stderr, so stdout is only their output. A run longer than ToolTimeout is
+// killed by PID. err is the exit error.
 func RunTool(t testing.TB, version, mainClass string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
-	KafkaCache(t, version)
+	argv := ApacheArgv(t, version, mainClass, JVM{}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), ToolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Launcher(t), append([]string{version, mainClass}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 5 * time.Second
-	err = cmd.Run()
+	err = supervisor.Run(cmd)
 	if ctx.Err() != nil {
 		err = errorf("%s %s: killed after %v: %v", mainClass, version, ToolTimeout, err)
 	}

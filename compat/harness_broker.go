@@ -85,7 +85,7 @@ func (b *ApacheBroker) Format(t testing.TB, clusterID string) {
 func (b *ApacheBroker) Start(t testing.TB) {
 	t.Helper()
 	if b.Proc == nil {
-		b.Proc = NewProcess(t, fmt.Sprintf("apache-%s-broker%d", b.Version, b.NodeID), Launcher(t), b.Version, MainKafka, b.Config)
+		b.Proc = NewProcess(t, fmt.Sprintf("apache-%s-broker%d", b.Version, b.NodeID), ApacheArgv(t, b.Version, MainKafka, JVM{}, b.Config)...)
 	}
 	b.Proc.Start()
 }

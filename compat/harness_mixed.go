@@ -110,6 +110,9 @@ type MixedOptions struct {
 	KraftdProps map[string]string
 	// KraftdRace runs the kraftd members from the race-detector build.
 	KraftdRace bool
+	// ApacheJVM is how the Apache members' JVMs run: the zero JVM is the
+	// quick-start profile; a benchmark timing Apache sets ProductionProfile.
+	ApacheJVM JVM
 	// FormatArgs are extra arguments of every member's format command
 	// (kafka-storage format and kraftd format take the same), e.g.
 	// --add-scram values.
@@ -183,6 +186,7 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 				props[k] = v
 			}
 			m.Apache = NewApacheController(t, ApacheOptions{Version: opts.Version, NodeID: i + 1, Port: ports[i], Voters: props["controller.quorum.voters"], Props: props})
+			m.Apache.JVM = opts.ApacheJVM
 			m.Dir = m.Apache.Dir
 			m.Apache.Format(t, clusterID, append(apacheFormat, opts.FormatArgs...)...)
 		case KindKraftd:
