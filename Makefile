@@ -53,11 +53,15 @@ gen-check: kafka
 # package's time, a digest of the failures and the count. The verbose
 # output is kept in bin/test-output.log. The simulator runs a few seeds in
 # the race build and SIM_SEEDS in a plain one, which is ten times faster.
+# The compat tests spend most of their time waiting on elections, sessions
+# and timeouts, so more run at once than the 2 cores (-parallel defaults to
+# GOMAXPROCS); compat.JVMBudget bounds the Apache JVMs among them.
 SIM_SEEDS ?= 3000
+TEST_PARALLEL ?= 4
 test: tools kafka vet gen-check build build-race
 	$(GO) build -o bin/testreport ./scripts/testreport
 	set -o pipefail; { \
-	  $(GO) test -race -count=1 -json -timeout 80m ./... ; a=$$? ; \
+	  $(GO) test -race -count=1 -json -parallel $(TEST_PARALLEL) -timeout 80m ./... ; a=$$? ; \
 	  $(GO) test -count=1 -json -timeout 20m -run 'TestSimulation$$' ./node/sim -sim.seeds=$(SIM_SEEDS) ; b=$$? ; \
 	  (cd examples/failover && $(GO) test -race -count=1 -json -timeout 10m ./...) ; c=$$? ; \
 	  exit $$((a | b | c)) ; } 2>&1 | bin/testreport -log bin/test-output.log

@@ -97,11 +97,11 @@ func scrapeFamilies(t *testing.T, url string) map[string]*dto.MetricFamily {
 // 4.1.2 controller exposes through the Prometheus JMX exporter (the agent
 // Strimzi runs) with Strimzi's naming rules, and checks that a kraftd
 // controller serves each one, or that it is listed with the reason it is
-// not. make compat-matrix (FullMatrixEnv) captures 4.4.0's too.
+// not. make matrix (build tag matrix) captures 4.4.0's too.
 func TestApacheControllerMetricNames(t *testing.T) {
 	t.Parallel()
 	versions := []string{"4.1.2"}
-	if os.Getenv(FullMatrixEnv) != "" {
+	if matrixBuild {
 		versions = Versions
 	}
 	for _, v := range versions {

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
