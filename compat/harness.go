@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kraftd/kraftd/internal/apachekafka"
 	"github.com/kraftd/kraftd/internal/loopback"
@@ -138,12 +139,18 @@ func init() { jvms.cond = sync.NewCond(&jvms.Mutex) }
 func ReserveJVMs(t testing.TB, n int) {
 	t.Helper()
 	n = min(n, JVMBudget)
+	start := time.Now()
 	jvms.Lock()
 	for jvms.inUse+n > JVMBudget {
 		jvms.cond.Wait()
 	}
 	jvms.inUse += n
 	jvms.Unlock()
+	// A parallel test's time includes this wait: say it, so that the
+	// slowest tests of a run can be told from the ones that waited.
+	if waited := time.Since(start); waited >= time.Second {
+		t.Logf("compat: waited %v for %d JVM slots", waited.Round(time.Second), n)
+	}
 	t.Cleanup(func() {
 		jvms.Lock()
 		jvms.inUse -= n
