@@ -34,12 +34,13 @@ type report struct {
 	tests    []finished          // every top-level test that ended
 	packages []finished          // every package that ended
 	failures []failure
-	counts   map[string]int // pass, fail, skip of top-level tests
+	counts   map[string]int           // pass, fail, skip of top-level tests
+	waited   map[string]time.Duration // package + top-level test: its JVM-slot waits
 }
 
 type finished struct {
 	pkg, name, action string
-	elapsed           time.Duration
+	elapsed, waited   time.Duration
 }
 
 type failure struct {
@@ -48,7 +49,7 @@ type failure struct {
 }
 
 func newReport(console, full io.Writer) *report {
-	return &report{console: console, full: full, output: map[string][]string{}, counts: map[string]int{}}
+	return &report{console: console, full: full, output: map[string][]string{}, counts: map[string]int{}, waited: map[string]time.Duration{}}
 }
 
 // read consumes the stream. Lines that are not events (a vet or build
@@ -83,6 +84,10 @@ func (r *report) handle(e event) {
 	if e.Output != "" {
 		fmt.Fprint(r.full, e.Output)
 		r.output[key] = append(r.output[key], strings.TrimRight(e.Output, "\n"))
+		if d, ok := slotWait(e.Output); ok {
+			top, _, _ := strings.Cut(e.Test, "/")
+			r.waited[e.Package+" "+top] += d
+		}
 	}
 	if e.Action != "pass" && e.Action != "fail" && e.Action != "skip" {
 		return
@@ -94,6 +99,8 @@ func (r *report) handle(e event) {
 	case e.Test == "":
 		r.packageEnded(f, out)
 	case !strings.Contains(e.Test, "/"):
+		f.waited = r.waited[key]
+		delete(r.waited, key)
 		r.tests = append(r.tests, f)
 		r.counts[e.Action]++
 		fallthrough
@@ -187,7 +194,11 @@ func (r *report) summary(slowest int) {
 	sort.SliceStable(tests, func(i, j int) bool { return tests[i].elapsed > tests[j].elapsed })
 	fmt.Fprintf(w, "\n==== the %d slowest tests ====\n", min(slowest, len(tests)))
 	for _, t := range tests[:min(slowest, len(tests))] {
-		fmt.Fprintf(w, "%8.1fs  %-4s %s %s\n", t.elapsed.Seconds(), t.action, short(t.pkg), t.name)
+		waited := ""
+		if t.waited > 0 {
+			waited = fmt.Sprintf(" (%.0fs of it waiting for JVM slots)", t.waited.Seconds())
+		}
+		fmt.Fprintf(w, "%8.1fs  %-4s %s %s%s\n", t.elapsed.Seconds(), t.action, short(t.pkg), t.name, waited)
 	}
 	pkgs := append([]finished(nil), r.packages...)
 	sort.SliceStable(pkgs, func(i, j int) bool { return pkgs[i].elapsed > pkgs[j].elapsed })
@@ -218,4 +229,16 @@ func short(pkg string) string {
 		return pkg[i+len("/kraftd/"):]
 	}
 	return pkg
+}
+
+// slotWait reads compat.ReserveJVMs's line "compat: waited 1m2s for 3 JVM
+// slots", so that the slowest tests can be told from those that waited.
+func slotWait(output string) (time.Duration, bool) {
+	_, rest, ok := strings.Cut(output, "compat: waited ")
+	if !ok {
+		return 0, false
+	}
+	word, _, _ := strings.Cut(rest, " ")
+	d, err := time.ParseDuration(word)
+	return d, err == nil
 }

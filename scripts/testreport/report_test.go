@@ -14,6 +14,7 @@ const stream = `{"Action":"start","Package":"example.com/kraftd/kraftd/a"}
 {"Action":"pass","Package":"example.com/kraftd/kraftd/a","Test":"TestQuick","Elapsed":0.5}
 {"Action":"run","Package":"example.com/kraftd/kraftd/a","Test":"TestSlow"}
 {"Action":"run","Package":"example.com/kraftd/kraftd/a","Test":"TestSlow/sub"}
+{"Action":"output","Package":"example.com/kraftd/kraftd/a","Test":"TestSlow/sub","Output":"    harness.go:153: compat: waited 1m2s for 3 JVM slots\n"}
 {"Action":"pass","Package":"example.com/kraftd/kraftd/a","Test":"TestSlow/sub","Elapsed":70}
 {"Action":"pass","Package":"example.com/kraftd/kraftd/a","Test":"TestSlow","Elapsed":71.2}
 {"Action":"pass","Package":"example.com/kraftd/kraftd/a","Elapsed":72}
@@ -39,7 +40,7 @@ func TestReportSummarises(t *testing.T) {
 		"FAIL\texample.com/kraftd/kraftd/b\t3.1s\n",
 		"?   \texample.com/kraftd/kraftd/c\t[no test files]\n",
 		"--- FAIL: example.com/kraftd/kraftd/b TestBroken (3.0s)",
-		"    71.2s  pass a TestSlow\n     3.0s  fail b TestBroken\n     0.5s  pass a TestQuick\n",
+		"    71.2s  pass a TestSlow (62s of it waiting for JVM slots)\n     3.0s  fail b TestBroken\n     0.5s  pass a TestQuick\n",
 		"failure digest",
 		"      broken_test.go:12: leader never elected\n",
 		"\ntests: 2 passed, 1 failed, 0 skipped\n",
