@@ -61,7 +61,7 @@ TEST_PARALLEL ?= 4
 test: tools kafka vet gen-check build build-race
 	$(GO) build -o bin/testreport ./scripts/testreport
 	set -o pipefail; { \
-	  $(GO) test -race -count=1 -json -parallel $(TEST_PARALLEL) -timeout 80m ./... ; a=$$? ; \
+	  $(GO) test -race -count=1 -json -parallel $(TEST_PARALLEL) -timeout 50m ./... ; a=$$? ; \
 	  $(GO) test -count=1 -json -timeout 20m -run 'TestSimulation$$' ./node/sim -sim.seeds=$(SIM_SEEDS) ; b=$$? ; \
 	  (cd examples/failover && $(GO) test -race -count=1 -json -timeout 10m ./...) ; c=$$? ; \
 	  exit $$((a | b | c)) ; } 2>&1 | bin/testreport -log bin/test-output.log
