@@ -100,26 +100,59 @@ func brokerConfigsSet(round int) (perBroker, clusterDefault map[string]string) {
 
 // setAndDescribeBroker writes round's dynamic configs of broker id
 // (through that broker) and returns kafka-configs --describe --all of it
-// once the broker shows the last of them.
+// once the broker shows the last of them. Each tool run is a JVM start, so
+// the wait asks the broker with DescribeConfigs and the tool runs once.
 func setAndDescribeBroker(t *testing.T, v string, b *ApacheBroker, round int) map[string]describedConfig {
 	t.Helper()
 	perBroker, clusterDefault := brokerConfigsSet(round)
 	alterBrokerConfigs(t, b.Addr(), "", clusterDefault)
 	alterBrokerConfigs(t, b.Addr(), fmt.Sprint(b.NodeID), perBroker)
-	var got map[string]describedConfig
-	Eventually(t, ReadyTimeout, fmt.Sprintf("broker %d describes round %d's configs", b.NodeID, round), nil, func() error {
-		got = describeAllBroker(t, v, b.Addr(), b.NodeID)
+	shows := func(value func(name string) string) error {
 		for k, want := range perBroker {
-			if got[k].Value != want {
-				return fmt.Errorf("%s=%q, want %q", k, got[k].Value, want)
+			if got := value(k); got != want {
+				return fmt.Errorf("%s=%q, want %q", k, got, want)
 			}
 		}
-		if got["message.max.bytes"].Value != clusterDefault["message.max.bytes"] {
-			return fmt.Errorf("message.max.bytes=%q", got["message.max.bytes"].Value)
+		if got := value("message.max.bytes"); got != clusterDefault["message.max.bytes"] {
+			return fmt.Errorf("message.max.bytes=%q, want %q", got, clusterDefault["message.max.bytes"])
 		}
 		return nil
+	}
+	Eventually(t, ReadyTimeout, fmt.Sprintf("broker %d describes round %d's configs", b.NodeID, round), nil, func() error {
+		values, err := brokerConfigValues(b.Addr(), b.NodeID)
+		if err != nil {
+			return err
+		}
+		return shows(func(name string) string { return values[name] })
 	})
+	got := describeAllBroker(t, v, b.Addr(), b.NodeID)
+	if err := shows(func(name string) string { return got[name].Value }); err != nil {
+		t.Fatalf("kafka-configs --describe --all of broker %d, after its DescribeConfigs showed round %d's configs: %v", b.NodeID, round, err)
+	}
 	return got
+}
+
+// brokerConfigValues asks the broker at addr with DescribeConfigs for the
+// values of broker id's configs.
+func brokerConfigValues(addr string, id int) (map[string]string, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeBroker, fmt.Sprint(id)
+	req.Resources = append(req.Resources, res)
+	resp, err := Request(addr, req)
+	if err != nil {
+		return nil, err
+	}
+	rs := resp.(*kmsg.DescribeConfigsResponse).Resources
+	if len(rs) != 1 || rs[0].ErrorCode != 0 {
+		return nil, fmt.Errorf("DescribeConfigs of broker %d: %+v", id, rs)
+	}
+	values := map[string]string{}
+	for _, c := range rs[0].Configs {
+		values[c.Name] = deref(c.Value)
+	}
+	return values, nil
 }
 
 // compareDescribeAll checks that what a broker describes of itself after
