@@ -19,8 +19,9 @@ const StopTimeout = 10 * time.Second
 // kraftd binary or any other command, run by the supervisor the kit
 // package uses too (package internal/supervisor: its own process group, a
 // parent-death signal, signals by PID only until it is reaped, output
-// appended to Log across restarts). The test's end stops it (SIGTERM,
-// then SIGKILL after StopTimeout), pass or fail, and writes its log to
+// appended to Log across restarts). The test's end stops it, pass or fail
+// (a JVM with SIGKILL, anything else with SIGTERM and then SIGKILL after
+// StopTimeout), and writes its log to
 // t.Log when the test failed (or always, when the environment variable
 // KRAFTD_COMPAT_DUMP is set).
 type Process struct {
@@ -42,8 +43,19 @@ func NewProcess(t testing.TB, name string, argv ...string) *Process {
 	t.Cleanup(func() {
 		if pid := p.PID(); pid != 0 {
 			start := time.Now()
-			p.Stop()
-			t.Logf("compat: stopped %s (pid %d) in %v", p.Name, pid, time.Since(start).Round(time.Millisecond))
+			how := "stopped"
+			if p.isJVM() {
+				// The test is over and nothing reads an Apache JVM's
+				// shutdown: a graceful one only waits (a broker's
+				// controlled shutdown waits out StopTimeout once the
+				// controllers are gone). kraftd still gets SIGTERM, so
+				// that a race build ends as it would in use.
+				p.Kill()
+				how = "killed"
+			} else {
+				p.Stop()
+			}
+			t.Logf("compat: %s %s (pid %d) at the test's end in %v", how, p.Name, pid, time.Since(start).Round(time.Millisecond))
 		}
 		if t.Failed() || os.Getenv("KRAFTD_COMPAT_DUMP") != "" {
 			p.dump()
@@ -51,6 +63,10 @@ func NewProcess(t testing.TB, name string, argv ...string) *Process {
 	})
 	return p
 }
+
+// isJVM reports whether the process is a Java virtual machine (an Apache
+// server or tool).
+func (p *Process) isJVM() bool { return filepath.Base(p.Argv[0]) == "java" }
 
 // StartProcess is NewProcess followed by Start.
 func StartProcess(t testing.TB, name string, argv ...string) *Process {
