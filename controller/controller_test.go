@@ -180,6 +180,14 @@ func (q *fakeQuorum) lose() {
 	}
 }
 
+// end is the offset the next record takes. Tests read it through this
+// lock: the quorum's goroutine moves it while proposals are under way.
+func (q *fakeQuorum) end() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.next
+}
+
 func (q *fakeQuorum) heldCount() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -238,7 +246,7 @@ func register(t *testing.T, c *Controller, q *fakeQuorum, id int32) int64 {
 	if err != nil {
 		t.Fatalf("register %d: %v", id, err)
 	}
-	resp, err := c.BrokerHeartbeat(ctx, heartbeat(id, epoch, q.next, false, false))
+	resp, err := c.BrokerHeartbeat(ctx, heartbeat(id, epoch, q.end(), false, false))
 	if err != nil || resp.IsFenced || !resp.IsCaughtUp {
 		t.Fatalf("heartbeat %d: %v %+v", id, err, resp)
 	}
@@ -266,7 +274,7 @@ func TestBrokerRegistrationRules(t *testing.T) {
 	}
 
 	// The epoch is the offset of the registration's first record.
-	want := q.next
+	want := q.end()
 	epoch, err := c.RegisterBroker(ctx, registration(1, 1))
 	if err != nil || epoch != want {
 		t.Fatalf("register: epoch %d err %v, want %d", epoch, err, want)
@@ -286,7 +294,7 @@ func TestBrokerRegistrationRules(t *testing.T) {
 	}
 	// A new incarnation while the session lives is a duplicate; after it
 	// expires it registers with a new epoch.
-	if _, err := c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.next, false, false)); err != nil {
+	if _, err := c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.end(), false, false)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.RegisterBroker(ctx, registration(1, 2)); code(err) != kerr.DuplicateBrokerRegistration.Code {
@@ -303,7 +311,7 @@ func TestBrokerRegistrationRules(t *testing.T) {
 	if err != nil || epoch2 <= epoch {
 		t.Errorf("new incarnation: epoch %d err %v", epoch2, err)
 	}
-	if _, err := c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.next, false, false)); code(err) != kerr.StaleBrokerEpoch.Code {
+	if _, err := c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.end(), false, false)); code(err) != kerr.StaleBrokerEpoch.Code {
 		t.Errorf("old epoch heartbeat: %v", err)
 	}
 }
@@ -342,7 +350,7 @@ func TestHeartbeatLifecycle(t *testing.T) {
 		t.Fatalf("create: %v %+v", err, r)
 	}
 	// Controlled shutdown: leaderships move to broker 2, then it may stop.
-	resp, _ = c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.next, false, true))
+	resp, _ = c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.end(), false, true))
 	if resp.ShouldShutdown || resp.IsFenced {
 		t.Fatalf("controlled shutdown started: %+v", resp)
 	}
@@ -355,10 +363,10 @@ func TestHeartbeatLifecycle(t *testing.T) {
 		}
 	}
 	// Broker 2 reports having seen the moves.
-	if _, err := c.BrokerHeartbeat(ctx, heartbeat(2, c.image.Brokers[2].BrokerEpoch, q.next, false, false)); err != nil {
+	if _, err := c.BrokerHeartbeat(ctx, heartbeat(2, c.image.Brokers[2].BrokerEpoch, q.end(), false, false)); err != nil {
 		t.Fatal(err)
 	}
-	resp, _ = c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.next, false, true))
+	resp, _ = c.BrokerHeartbeat(ctx, heartbeat(1, epoch, q.end(), false, true))
 	if !resp.ShouldShutdown || !resp.IsFenced {
 		t.Fatalf("shutdown not granted: %+v", resp)
 	}
@@ -389,7 +397,7 @@ func TestNotController(t *testing.T) {
 		t.Errorf("follower answered %v", err)
 	}
 	q.leader, q.epoch = true, 2
-	next := q.next
+	next := q.end()
 	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -642,7 +650,7 @@ func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	steady := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.next, false, false))
+	steady := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
 	if !steady.Ready() {
 		t.Fatal("a heartbeat that changes nothing was not answered at once")
 	}
@@ -653,8 +661,8 @@ func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
 	q.mu.Lock()
 	q.hold = true
 	q.mu.Unlock()
-	unfence := c.StartBrokerHeartbeat(heartbeat(2, epoch2, q.next, false, false))
-	behind := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.next, false, false))
+	unfence := c.StartBrokerHeartbeat(heartbeat(2, epoch2, q.end(), false, false))
+	behind := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
 	for q.heldCount() == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -669,7 +677,7 @@ func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
 		t.Fatalf("heartbeat behind the unfence: %v %+v", err, resp)
 	}
 
-	shutdown := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.next, false, true))
+	shutdown := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, true))
 	for q.heldCount() == 0 {
 		time.Sleep(time.Millisecond)
 	}

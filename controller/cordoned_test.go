@@ -25,14 +25,14 @@ func TestCordonedLogDirs(t *testing.T) {
 	}
 	cordon := func(dirs [][16]byte) int {
 		t.Helper()
-		hb := heartbeat(1, epochs[1], q.next, false, false)
+		hb := heartbeat(1, epochs[1], q.end(), false, false)
 		hb.SetVersion(2)
 		hb.CordonedLogDirs = dirs
-		before := q.next
+		before := q.end()
 		if _, err := c.BrokerHeartbeat(ctx, hb); err != nil {
 			t.Fatal(err)
 		}
-		return int(q.next - before)
+		return int(q.end() - before)
 	}
 	dir := [16]byte{0: 0x10, 1: 1, 2: 1}
 	if n := cordon([][16]byte{dir}); n != 1 {
@@ -84,15 +84,15 @@ func TestCordonedLogDirsIgnoredBefore43(t *testing.T) {
 	ctx := context.Background()
 	c, q, _ := newTestController(t, 29)
 	e := registerLatest(t, c, q, 1)
-	hb := heartbeat(1, e, q.next, false, false)
+	hb := heartbeat(1, e, q.end(), false, false)
 	hb.SetVersion(2)
 	hb.CordonedLogDirs = [][16]byte{{0: 0x10, 1: 1, 2: 1}}
-	before := q.next
+	before := q.end()
 	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil {
 		t.Fatal(err)
 	}
-	if q.next != before || c.image.Brokers[1].CordonedLogDirs != nil || c.image.Brokers[1].Version != 3 {
-		t.Fatalf("at 4.2-IV1: %d records, cordoned %v, RegisterBrokerRecord v%d", q.next-before, c.image.Brokers[1].CordonedLogDirs, c.image.Brokers[1].Version)
+	if q.end() != before || c.image.Brokers[1].CordonedLogDirs != nil || c.image.Brokers[1].Version != 3 {
+		t.Fatalf("at 4.2-IV1: %d records, cordoned %v, RegisterBrokerRecord v%d", q.end()-before, c.image.Brokers[1].CordonedLogDirs, c.image.Brokers[1].Version)
 	}
 }
 
@@ -107,7 +107,7 @@ func registerLatest(t *testing.T, c *Controller, q *fakeQuorum, id int32) int64 
 	if err != nil {
 		t.Fatalf("register %d: %v", id, err)
 	}
-	if resp, err := c.BrokerHeartbeat(ctx, heartbeat(id, e, q.next, false, false)); err != nil || resp.IsFenced {
+	if resp, err := c.BrokerHeartbeat(ctx, heartbeat(id, e, q.end(), false, false)); err != nil || resp.IsFenced {
 		t.Fatalf("unfence %d: %v %+v", id, err, resp)
 	}
 	return e

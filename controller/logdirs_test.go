@@ -26,7 +26,7 @@ func TestLogDirAssignmentAndFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp, err := c.BrokerHeartbeat(ctx, heartbeat(1, e1, q.next, false, false)); err != nil || resp.IsFenced {
+	if resp, err := c.BrokerHeartbeat(ctx, heartbeat(1, e1, q.end(), false, false)); err != nil || resp.IsFenced {
 		t.Fatalf("unfence broker 1: %v %+v", err, resp)
 	}
 	register(t, c, q, 2)
@@ -90,7 +90,7 @@ func TestLogDirAssignmentAndFailure(t *testing.T) {
 	}
 
 	// Directory d1 fails (with one the broker never had).
-	hb := heartbeat(1, e1, q.next, false, false)
+	hb := heartbeat(1, e1, q.end(), false, false)
 	hb.OfflineLogDirs = [][16]byte{d1, {0: 0xee, 15: 0xff}}
 	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil {
 		t.Fatal(err)
@@ -139,7 +139,7 @@ func TestLogDirsNeedMetadataVersion37IV2(t *testing.T) {
 	if _, err := c.AssignReplicasToDirs(ctx, req); code(err) != kerr.UnsupportedVersion.Code {
 		t.Errorf("AssignReplicasToDirs below 3.7-IV2: %v", err)
 	}
-	hb := heartbeat(1, e1, q.next, false, false)
+	hb := heartbeat(1, e1, q.end(), false, false)
 	hb.OfflineLogDirs = [][16]byte{{0: 0x10, 1: 1, 2: 1}}
 	before := len(q.log)
 	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil || len(q.log) != before {

@@ -253,7 +253,7 @@ func TestReassignmentCancellationNeedsUncleanElection(t *testing.T) {
 	// the move cannot complete.
 	for _, id := range []int32{1, 2} {
 		b := rc.c.image.Brokers[id]
-		if _, err := rc.c.BrokerHeartbeat(context.Background(), heartbeat(id, b.BrokerEpoch, rc.q.next, true, false)); err != nil {
+		if _, err := rc.c.BrokerHeartbeat(context.Background(), heartbeat(id, b.BrokerEpoch, rc.q.end(), true, false)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -386,7 +386,7 @@ func TestReassignmentWithEligibleLeaderReplicas(t *testing.T) {
 		t.Fatal(code)
 	}
 	b := rc.c.image.Brokers[2]
-	if _, err := rc.c.BrokerHeartbeat(context.Background(), heartbeat(2, b.BrokerEpoch, rc.q.next, true, false)); err != nil {
+	if _, err := rc.c.BrokerHeartbeat(context.Background(), heartbeat(2, b.BrokerEpoch, rc.q.end(), true, false)); err != nil {
 		t.Fatal(err)
 	}
 	if p := rc.part(); !slices.Equal(p.Isr, []int32{1}) || !slices.Equal(p.EligibleLeaderReplicas(), []int32{2}) {

@@ -38,13 +38,13 @@ func shutdownCluster(t *testing.T) (*Controller, *fakeQuorum, int64, int64) {
 func TestControlledShutdownWaitsForTheLastMove(t *testing.T) {
 	ctx := context.Background()
 	c, q, e1, e2 := shutdownCluster(t)
-	start := q.next
+	start := q.end()
 	resp, err := c.BrokerHeartbeat(ctx, heartbeat(1, e1, start, false, true))
 	if err != nil || resp.ShouldShutdown {
 		t.Fatalf("controlled shutdown: %v %+v", err, resp)
 	}
-	if q.next-start < 2 {
-		t.Fatalf("expected the InControlledShutdown record and leader moves, wrote %d records", q.next-start)
+	if q.end()-start < 2 {
+		t.Fatalf("expected the InControlledShutdown record and leader moves, wrote %d records", q.end()-start)
 	}
 	// Broker 2 has applied the InControlledShutdown record but not the moves.
 	if _, err := c.BrokerHeartbeat(ctx, heartbeat(2, e2, start, false, false)); err != nil {
@@ -53,10 +53,10 @@ func TestControlledShutdownWaitsForTheLastMove(t *testing.T) {
 	if resp, _ := c.BrokerHeartbeat(ctx, heartbeat(1, e1, start, false, true)); resp.ShouldShutdown {
 		t.Fatalf("shutdown granted before broker 2 saw the leader moves: %+v", resp)
 	}
-	if _, err := c.BrokerHeartbeat(ctx, heartbeat(2, e2, q.next-1, false, false)); err != nil {
+	if _, err := c.BrokerHeartbeat(ctx, heartbeat(2, e2, q.end()-1, false, false)); err != nil {
 		t.Fatal(err)
 	}
-	if resp, _ := c.BrokerHeartbeat(ctx, heartbeat(1, e1, q.next-1, false, true)); !resp.ShouldShutdown {
+	if resp, _ := c.BrokerHeartbeat(ctx, heartbeat(1, e1, q.end()-1, false, true)); !resp.ShouldShutdown {
 		t.Fatalf("shutdown not granted once broker 2 saw every move: %+v", resp)
 	}
 }
