@@ -21,9 +21,14 @@ type event struct {
 	FailedBuild string
 }
 
-// tailLines is how many of a failing test's last output lines are shown
-// on the console (the log file keeps them all).
-const tailLines = 40
+// headLines and tailLines are how many of a failing test's first and last
+// output lines the console shows (the log file keeps them all): a race
+// report or a panic says what matters first, a failed check last, before
+// the process logs the harness dumps.
+const (
+	headLines = 20
+	tailLines = 40
+)
 
 // report follows the stream; the tests' output is kept only until each
 // test ends, so memory grows with the tests running at once, not the run.
@@ -143,11 +148,21 @@ func (r *report) testFailed(f finished, out []string) {
 	if name == "" {
 		name = "(package)"
 	}
-	fmt.Fprintf(r.console, "--- FAIL: %s %s (%.1fs), its last %d lines:\n", f.pkg, name, f.elapsed.Seconds(), min(tailLines, len(out)))
-	for _, line := range out[max(0, len(out)-tailLines):] {
+	fmt.Fprintf(r.console, "--- FAIL: %s %s (%.1fs), %d lines of output:\n", f.pkg, name, f.elapsed.Seconds(), len(out))
+	for _, line := range headAndTail(out) {
 		fmt.Fprintf(r.console, "    %s\n", cut(line, 300))
 	}
 	r.failures = append(r.failures, failure{pkg: f.pkg, name: name, last: lastLogLines(out, 4)})
+}
+
+// headAndTail is out, or its first headLines and last tailLines with a
+// line that says how many were left out between.
+func headAndTail(out []string) []string {
+	if len(out) <= headLines+tailLines {
+		return out
+	}
+	cut := fmt.Sprintf("… %d lines (bin/test-output.log has them) …", len(out)-headLines-tailLines)
+	return append(append(append([]string(nil), out[:headLines]...), cut), out[len(out)-tailLines:]...)
 }
 
 // lastLogLines picks a failing test's own last messages (file.go:N: ...),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -39,7 +40,7 @@ func TestReportSummarises(t *testing.T) {
 		"ok  \texample.com/kraftd/kraftd/a\t72.0s\n",
 		"FAIL\texample.com/kraftd/kraftd/b\t3.1s\n",
 		"?   \texample.com/kraftd/kraftd/c\t[no test files]\n",
-		"--- FAIL: example.com/kraftd/kraftd/b TestBroken (3.0s)",
+		"--- FAIL: example.com/kraftd/kraftd/b TestBroken (3.0s), 2 lines of output:",
 		"    71.2s  pass a TestSlow (62s of it waiting for JVM slots)\n     3.0s  fail b TestBroken\n     0.5s  pass a TestQuick\n",
 		"failure digest",
 		"      broken_test.go:12: leader never elected\n",
@@ -75,5 +76,20 @@ func TestReportWithoutPackagesFails(t *testing.T) {
 	}
 	if !strings.Contains(console.String(), "go: no packages to test") {
 		t.Errorf("a non-event line was not passed through:\n%s", console.String())
+	}
+}
+
+func TestHeadAndTailKeepsBothEnds(t *testing.T) {
+	var out []string
+	for i := range 100 {
+		out = append(out, fmt.Sprintf("line %d", i))
+	}
+	got := headAndTail(out)
+	if len(got) != headLines+tailLines+1 || got[0] != "line 0" || got[headLines-1] != "line 19" ||
+		!strings.Contains(got[headLines], "40 lines") || got[len(got)-1] != "line 99" {
+		t.Errorf("headAndTail of 100 lines: %q", got)
+	}
+	if short := out[:10]; len(headAndTail(short)) != 10 {
+		t.Errorf("a short output was cut: %q", headAndTail(short))
 	}
 }
