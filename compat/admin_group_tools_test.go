@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // checkGroupConfigTools sets a group's config with kafka-configs
@@ -22,15 +24,24 @@ func checkGroupConfigTools(t *testing.T, v string, ctl *kraftdNode, brokers []*a
 	if out := configs(bs, "--alter", "--add-config", "consumer.session.timeout.ms=55000,share.auto.offset.reset=earliest"); !strings.Contains(out, "Completed updating config") {
 		t.Errorf("kafka-configs --entity-type groups --alter printed %q", out)
 	}
-	// Not with --bootstrap-controller: the admin client first lists groups,
-	// which it refuses to ask controllers, Apache's as much as kraftd.
-	Eventually(t, ReadyTimeout, "the group's config described", nil, func() error {
-		out := configs(bs, "--describe")
-		if !strings.Contains(out, "consumer.session.timeout.ms=55000") || !strings.Contains(out, "share.auto.offset.reset=earliest") {
-			return fmt.Errorf("output: %s", out)
+	// Each tool run is a JVM start: wait until every broker (the tool's
+	// admin client may ask any) describes the group's config, then
+	// describe once. Not with --bootstrap-controller: the admin client
+	// first lists groups, which it refuses to ask controllers, Apache's as
+	// much as kraftd.
+	waitEveryBroker(t, adminAddrs(brokers), "the group's config described by the brokers", func(addr string) error {
+		got, err := describedConfigs(addr, kmsg.ConfigResourceTypeGroupConfig, "tool-group")
+		if err != nil {
+			return err
+		}
+		if got["consumer.session.timeout.ms"] != "55000" || got["share.auto.offset.reset"] != "earliest" {
+			return fmt.Errorf("consumer.session.timeout.ms=%q share.auto.offset.reset=%q", got["consumer.session.timeout.ms"], got["share.auto.offset.reset"])
 		}
 		return nil
 	})
+	if out := configs(bs, "--describe"); !strings.Contains(out, "consumer.session.timeout.ms=55000") || !strings.Contains(out, "share.auto.offset.reset=earliest") {
+		t.Errorf("kafka-configs --entity-type groups --describe printed %q", out)
+	}
 	// A kraftd controller describes the group as the broker does.
 	Eventually(t, ReadyTimeout, "the group's config described by a kraftd controller", nil, func() error {
 		got := strings.Join(describeGroupConfigsNamed(t, ctl.Addr(), "tool-group", "tool-metrics"), "\n")
@@ -55,16 +66,23 @@ func checkGroupConfigTools(t *testing.T, v string, ctl *kraftdNode, brokers []*a
 	if out := metrics("--alter", "--name", "tool-metrics", "--metrics", "org.apache.kafka.producer.", "--interval", "2000", "--match", "client_id=kraftd-.*"); !strings.Contains(out, "Altered client metrics config for tool-metrics.") {
 		t.Errorf("kafka-client-metrics --alter printed %q", out)
 	}
-	Eventually(t, ReadyTimeout, "the subscription described", nil, func() error {
-		out := metrics("--describe", "--name", "tool-metrics")
-		for _, want := range []string{"interval.ms=2000", "metrics=org.apache.kafka.producer.", "match=client_id=kraftd-.*"} {
-			if !strings.Contains(out, want) {
-				return fmt.Errorf("no %s in: %s", want, out)
-			}
+	waitEveryBroker(t, adminAddrs(brokers), "the subscription described by the brokers", func(addr string) error {
+		got, err := describedConfigs(addr, kmsg.ConfigResourceTypeClientMetrics, "tool-metrics")
+		if err != nil {
+			return err
+		}
+		if got["interval.ms"] != "2000" || got["metrics"] != "org.apache.kafka.producer." || got["match"] != "client_id=kraftd-.*" {
+			return fmt.Errorf("described %v", got)
 		}
 		return nil
 	})
-	out, _, err := RunTool(t, v, "org.apache.kafka.tools.ClientMetricsCommand", append(append([]string{}, bs...), "--alter", "--name", "tool-metrics", "--interval", "10")...)
+	out := metrics("--describe", "--name", "tool-metrics")
+	for _, want := range []string{"interval.ms=2000", "metrics=org.apache.kafka.producer.", "match=client_id=kraftd-.*"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kafka-client-metrics --describe: no %s in: %s", want, out)
+		}
+	}
+	out, _, err = RunTool(t, v, "org.apache.kafka.tools.ClientMetricsCommand", append(append([]string{}, bs...), "--alter", "--name", "tool-metrics", "--interval", "10")...)
 	if err == nil || !strings.Contains(out, "interval must be between 100 and 3600000") {
 		t.Errorf("an interval of 10 ms: err %v, kafka-client-metrics printed %q", err, out)
 	}

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -26,11 +27,10 @@ type adminBroker struct {
 	SASLAddr string
 }
 
-// TestAdminToolsOnKraftd runs Apache's admin tools that change cluster
-// metadata against a kraftd quorum, for every Apache version: one cluster
-// per version (three kraftd controllers, three Apache brokers with a
-// PLAINTEXT listener for the tools and a SASL_PLAINTEXT one with
-// SCRAM-SHA-512 for clients), shared by every check in turn:
+// checkAdminTools is the AdminTools step of TestApacheBrokersOnKraftd:
+// Apache's admin tools that change cluster metadata, run through the
+// brokers of the shared cluster (PLAINTEXT for the tools, SASL_PLAINTEXT
+// with SCRAM-SHA-512 for clients), each check in turn:
 //   - ClientQuotas: kafka-configs --entity-type users|clients|ips
 //     --alter/--describe sets client quotas, a producer_byte_rate quota
 //     throttles a franz-go producer (seen in the produce responses'
@@ -42,43 +42,35 @@ type adminBroker struct {
 //   - Tokens: kafka-delegation-tokens --create/--describe/--renew/--expire
 //     as a SCRAM user, and a client authenticates with the token until it
 //     is expired;
+//   - GroupConfigs and Loggers: group and client metrics configs, and a
+//     kraftd controller's log level (admin_group_tools_test.go);
 //   - the reassignment and election checks of reassign_test.go
 //     (kafka-reassign-partitions, kafka-leader-election), under produce
 //     traffic that loses nothing acknowledged;
 //   - Unregister: kafka-cluster unregister removes the registration of the
 //     broker the unclean-election check left dead.
-func TestAdminToolsOnKraftd(t *testing.T) {
-	t.Parallel()
-	forVersions(t, func(t *testing.T, v string) {
-		ReserveJVMs(t, 3)
-		at := stamp(t)
-		// No automatic preferred-leader balancing: the PREFERRED check
-		// makes an imbalance and wants the tool, not the timer, to fix it.
-		ctls := newKraftdStaticQuorumWith(t, 3, map[string]string{
-			"auto.leader.rebalance.enable": "false", "delegation.token.secret.key": adminTokenSecret})
-		var voters []string
-		for _, n := range ctls {
-			voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
-			n.start(t)
-		}
-		WaitLeader(t, Addrs(ctls...), nil)
-		brokers, set := startAdminBrokers(t, v, strings.Join(voters, ","), clusterIDOf(t, ctls[0]), brokerIDs)
-		at("three kraftd controllers and three brokers running")
-
-		t.Run("ClientQuotas", func(t *testing.T) { checkQuotaTools(t, v, ctls, brokers) })
-		at("client quotas")
-		t.Run("SCRAM", func(t *testing.T) { checkScramTools(t, v, brokers) })
-		at("SCRAM users")
-		t.Run("Tokens", func(t *testing.T) { checkTokenTools(t, v, brokers) })
-		at("delegation tokens")
-		t.Run("GroupConfigs", func(t *testing.T) { checkGroupConfigTools(t, v, ctls[0], brokers) })
-		at("group configs and client metrics subscriptions")
-		t.Run("Loggers", func(t *testing.T) { checkLoggerTools(t, v, ctls[1]) })
-		at("a controller's log level")
-		checkReassignAndElect(t, v, ctls, set, at)
-		t.Run("Unregister", func(t *testing.T) { checkUnregister(t, v, set.Broker(101), brokers[1]) })
-		at("kafka-cluster unregister")
-	})
+//
+// At the end it removes the user-default controller_mutation_rate quota
+// ClientQuotas set, so that it throttles no later step's creates. Broker
+// 101 stays down and unregistered, 103 runs again.
+func checkAdminTools(t *testing.T, c *brokerCluster) {
+	v, ctls, brokers, set := c.v, c.ctls, c.admin, c.brokers
+	at := stamp(t)
+	t.Run("ClientQuotas", func(t *testing.T) { checkQuotaTools(t, v, ctls, brokers) })
+	at("client quotas")
+	t.Run("SCRAM", func(t *testing.T) { checkScramTools(t, v, brokers) })
+	at("SCRAM users")
+	t.Run("Tokens", func(t *testing.T) { checkTokenTools(t, v, brokers) })
+	at("delegation tokens")
+	t.Run("GroupConfigs", func(t *testing.T) { checkGroupConfigTools(t, v, ctls[0], brokers) })
+	at("group configs and client metrics subscriptions")
+	t.Run("Loggers", func(t *testing.T) { checkLoggerTools(t, v, ctls[1]) })
+	at("a controller's log level")
+	checkReassignAndElect(t, v, ctls, set, at)
+	t.Run("Unregister", func(t *testing.T) { checkUnregister(t, v, set.Broker(101), brokers[1]) })
+	at("kafka-cluster unregister")
+	removeDefaultUserQuotas(t, brokers[1].Addr())
+	at("user-default quota removed")
 }
 
 // startAdminBrokers starts the brokers with a SASL_PLAINTEXT listener whose
@@ -240,6 +232,70 @@ func waitBrokerQuotas(t *testing.T, addr string, n int) {
 	})
 }
 
+// defaultUserQuotas asks the broker at addr for the quotas of the default
+// user alone (the entity kafka-configs --entity-type users --entity-default
+// sets).
+func defaultUserQuotas(addr string) ([]kmsg.DescribeClientQuotasResponseEntryValue, error) {
+	req := kmsg.NewPtrDescribeClientQuotasRequest()
+	req.SetVersion(1)
+	req.Strict = true
+	req.Components = []kmsg.DescribeClientQuotasRequestComponent{{EntityType: "user", MatchType: 1}}
+	resp, err := Request(addr, req)
+	if err != nil {
+		return nil, err
+	}
+	r := resp.(*kmsg.DescribeClientQuotasResponse)
+	if r.ErrorCode != 0 {
+		return nil, fmt.Errorf("DescribeClientQuotas: error %d %s", r.ErrorCode, deref(r.ErrorMessage))
+	}
+	var out []kmsg.DescribeClientQuotasResponseEntryValue
+	for _, e := range r.Entries {
+		out = append(out, e.Values...)
+	}
+	return out, nil
+}
+
+// removeDefaultUserQuotas removes every quota of the default user
+// (AlterClientQuotas through the broker at addr) and waits until that
+// broker describes none: a controller_mutation_rate there would throttle
+// every later create of topics and partitions.
+func removeDefaultUserQuotas(t *testing.T, addr string) {
+	t.Helper()
+	values, err := defaultUserQuotas(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(values) == 0 {
+		return
+	}
+	req := kmsg.NewPtrAlterClientQuotasRequest()
+	req.SetVersion(1)
+	entry := kmsg.AlterClientQuotasRequestEntry{Entity: []kmsg.AlterClientQuotasRequestEntryEntity{{Type: "user"}}} // no name: the default
+	for _, q := range values {
+		entry.Ops = append(entry.Ops, kmsg.AlterClientQuotasRequestEntryOp{Key: q.Key, Remove: true})
+	}
+	req.Entries = []kmsg.AlterClientQuotasRequestEntry{entry}
+	resp, err := Request(addr, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range resp.(*kmsg.AlterClientQuotasResponse).Entries {
+		if e.ErrorCode != 0 {
+			t.Fatalf("removing the default user's quotas: error %d %s", e.ErrorCode, deref(e.ErrorMessage))
+		}
+	}
+	Eventually(t, ReadyTimeout, "the default user's quotas gone from the broker", nil, func() error {
+		values, err := defaultUserQuotas(addr)
+		if err != nil {
+			return err
+		}
+		if len(values) != 0 {
+			return fmt.Errorf("still described: %+v", values)
+		}
+		return nil
+	})
+}
+
 // checkProduceThrottled produces 64 KiB as client id, whose quota is
 // 1 KiB/s, until a produce response carries a throttle time: the broker
 // learns the quota from the metadata log.
@@ -316,13 +372,28 @@ func checkScramTools(t *testing.T, v string, brokers []*adminBroker) {
 	if !strings.Contains(out, "Completed updating config") {
 		t.Errorf("kafka-configs SCRAM-SHA-512 printed %q", out)
 	}
-	Eventually(t, ReadyTimeout, "carol's SCRAM credential described", nil, func() error {
-		out := configsTool(t, v, append(append(append([]string{}, bs...), carol...), "--describe")...)
-		if !strings.Contains(out, "SCRAM-SHA-512=iterations=8192") {
-			return fmt.Errorf("output: %s", out)
+	// Each tool run is a JVM start: wait until every broker (the tool's
+	// admin client may ask any) describes the credential, then describe
+	// once.
+	waitEveryBroker(t, adminAddrs(brokers), "carol's SCRAM credential described", func(addr string) error {
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		req.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: "carol"}}
+		resp, err := Request(addr, req)
+		if err != nil {
+			return err
 		}
-		return nil
+		for _, r := range resp.(*kmsg.DescribeUserSCRAMCredentialsResponse).Results {
+			for _, c := range r.CredentialInfos {
+				if r.User == "carol" && r.ErrorCode == 0 && c.Mechanism == 2 && c.Iterations == 8192 {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no SCRAM-SHA-512 credential of 8192 iterations for carol: %+v", resp)
 	})
+	if out := configsTool(t, v, append(append(append([]string{}, bs...), carol...), "--describe")...); !strings.Contains(out, "SCRAM-SHA-512=iterations=8192") {
+		t.Errorf("kafka-configs --describe of carol: %s", out)
+	}
 	topic := "scram-carol"
 	createTopic(t, brokers[0].Addr(), topic, 1, 2)
 	auth := func(password string) error {
@@ -337,13 +408,15 @@ func checkScramTools(t *testing.T, v string, brokers []*adminBroker) {
 		return cl.ProduceSync(ctx, kgo.StringRecord("from carol")).FirstErr()
 	}
 	Eventually(t, ReadyTimeout, "carol authenticates with SCRAM-SHA-512 and produces", nil, func() error { return auth("carol-secret") })
-	if err := auth("not-carols-password"); err == nil {
-		t.Error("a wrong password authenticated")
+	// Refusals are checked with a login alone: a producer whose login
+	// fails retries until its deadline.
+	if err := scramLogin(brokers[1].SASLAddr, scram.Auth{User: "carol", Pass: "not-carols-password"}); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+		t.Errorf("a wrong password: %v, want SASL_AUTHENTICATION_FAILED", err)
 	}
 	configsTool(t, v, append(append(append([]string{}, bs...), carol...), "--alter", "--delete-config", "SCRAM-SHA-512")...)
 	Eventually(t, ReadyTimeout, "carol's credential gone from the broker", nil, func() error {
-		if err := auth("carol-secret"); err == nil {
-			return fmt.Errorf("carol still authenticates")
+		if err := scramLogin(brokers[1].SASLAddr, scram.Auth{User: "carol", Pass: "carol-secret"}); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			return fmt.Errorf("carol's login: %v, want SASL_AUTHENTICATION_FAILED", err)
 		}
 		return nil
 	})
@@ -424,12 +497,16 @@ func checkTokenTools(t *testing.T, v string, brokers []*adminBroker) {
 		t.Helper()
 		return toolOutput(t, v, MainDelegationTokens, append([]string{"--bootstrap-server", brokers[0].SASLAddr, "--command-config", props}, args...)...)
 	}
-	var out string
-	Eventually(t, ReadyTimeout, "kafka-delegation-tokens --create as dan", nil, func() error {
-		var err error
-		out, err = tokens("--create", "--max-life-time-period", "-1")
-		return err
+	// Each tool run is a JVM start: wait until dan logs in on the broker
+	// the tool talks to (it learns the credential from the metadata log),
+	// then create once.
+	Eventually(t, ReadyTimeout, "dan authenticates with SCRAM-SHA-512", nil, func() error {
+		return scramLogin(brokers[0].SASLAddr, scram.Auth{User: "dan", Pass: "dan-secret"})
 	})
+	out, err := tokens("--create", "--max-life-time-period", "-1")
+	if err != nil {
+		t.Fatalf("kafka-delegation-tokens --create as dan: %v\n%s", err, out)
+	}
 	id, mac := parseCreatedToken(out)
 	if id == "" || mac == "" {
 		t.Fatalf("kafka-delegation-tokens --create printed no token:\n%s", out)
@@ -437,9 +514,10 @@ func checkTokenTools(t *testing.T, v string, brokers []*adminBroker) {
 	t.Logf("token %s created", id)
 	topic := "token-dan"
 	createTopic(t, brokers[0].Addr(), topic, 1, 2)
+	tokenAuth := scram.Auth{User: id, Pass: mac, IsToken: true}
 	auth := func() error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers[1].SASLAddr), kgo.DefaultProduceTopic(topic),
-			kgo.SASL(scram.Auth{User: id, Pass: mac, IsToken: true}.AsSha512Mechanism()), kgo.RequestRetries(0))
+			kgo.SASL(tokenAuth.AsSha512Mechanism()), kgo.RequestRetries(0))
 		if err != nil {
 			return err
 		}
@@ -448,20 +526,22 @@ func checkTokenTools(t *testing.T, v string, brokers []*adminBroker) {
 		defer cancel()
 		return cl.ProduceSync(ctx, kgo.StringRecord("with dan's token")).FirstErr()
 	}
-	// The broker that forwarded the create learns the token from the
-	// metadata log, maybe after the tool's answer: describe once the token
-	// has let a client in, and again if need be.
 	Eventually(t, ReadyTimeout, "a client authenticates with the token", nil, auth)
+	// Every broker learns the token from the metadata log, maybe after the
+	// tool's answer, and the tool's admin client may ask any of them: wait
+	// until the token lets a client log in on each (the login and the
+	// describe read the same token cache), then describe once.
+	var saslAddrs []string
+	for _, b := range brokers {
+		saslAddrs = append(saslAddrs, b.SASLAddr)
+	}
+	waitEveryBroker(t, saslAddrs, "every broker knows the token", func(addr string) error { return scramLogin(addr, tokenAuth) })
 	// Without --owner-principal the tool asks for the tokens of no owner
 	// (an empty list, which the broker answers with none), though it
 	// prints "for current user".
-	Eventually(t, ReadyTimeout, "kafka-delegation-tokens --describe lists the token", nil, func() error {
-		out, err := tokens("--describe", "--owner-principal", "User:dan")
-		if err != nil || !strings.Contains(out, id) || !strings.Contains(out, "User:dan") {
-			return fmt.Errorf("%v:\n%s", err, out)
-		}
-		return nil
-	})
+	if out, err := tokens("--describe", "--owner-principal", "User:dan"); err != nil || !strings.Contains(out, id) || !strings.Contains(out, "User:dan") {
+		t.Errorf("kafka-delegation-tokens --describe does not list the token (%v):\n%s", err, out)
+	}
 	if out, err := tokens("--renew", "--hmac", mac, "--renew-time-period", "-1"); err != nil || !strings.Contains(out, "Completed renew operation") {
 		t.Errorf("kafka-delegation-tokens --renew (%v):\n%s", err, out)
 	}
@@ -469,11 +549,34 @@ func checkTokenTools(t *testing.T, v string, brokers []*adminBroker) {
 		t.Errorf("kafka-delegation-tokens --expire (%v):\n%s", err, out)
 	}
 	Eventually(t, ReadyTimeout, "the expired token refused", nil, func() error {
-		if err := auth(); err == nil {
-			return fmt.Errorf("the token still authenticates")
+		if err := scramLogin(brokers[1].SASLAddr, tokenAuth); !errors.Is(err, kerr.SaslAuthenticationFailed) {
+			return fmt.Errorf("a login with the token: %v, want SASL_AUTHENTICATION_FAILED", err)
 		}
 		return nil
 	})
+}
+
+// scramLogin authenticates with SCRAM-SHA-512 on a SASL_PLAINTEXT
+// listener and sends one request there (Metadata).
+func scramLogin(addr string, auth scram.Auth) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(auth.AsSha512Mechanism()), kgo.RequestRetries(0))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = cl.Request(ctx, kmsg.NewPtrMetadataRequest())
+	return err
+}
+
+// adminAddrs are the brokers' PLAINTEXT addresses.
+func adminAddrs(brokers []*adminBroker) []string {
+	var out []string
+	for _, b := range brokers {
+		out = append(out, b.Addr())
+	}
+	return out
 }
 
 // parseCreatedToken reads the token id and HMAC from the table

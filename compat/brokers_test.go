@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // brokerIDs are the Apache brokers' node ids, apart from the controllers'.
@@ -17,8 +19,88 @@ var brokerIDs = []int{101, 102, 103}
 // checks: three partitions of three replicas, min.insync.replicas=2.
 const trafficTopic = "traffic"
 
-// Three stock Apache brokers on a three-node kraftd quorum, one cluster for
-// every check in turn:
+// brokerCluster is the cluster TestApacheBrokersOnKraftd builds once per
+// Apache version and every step of it shares: three kraftd controllers
+// (no automatic leader rebalancing, a delegation token secret) and the
+// Apache brokers 101-103 (PLAINTEXT for the tools, SASL_PLAINTEXT with
+// SCRAM-SHA-512 for clients).
+type brokerCluster struct {
+	v         string
+	ctls      []*kraftdNode
+	voters    string // controller.quorum.voters
+	clusterID string
+	admin     []*adminBroker // 101-103, with their SASL listeners
+	brokers   *BrokerSet     // the same brokers
+}
+
+// TestApacheBrokersOnKraftd runs stock Apache brokers on a three-node
+// kraftd quorum, for every Apache version: one cluster per version (see
+// brokerCluster), built once, and shared by four steps that run in turn
+// as subtests (go test -run 'TestApacheBrokersOnKraftd/4.4.0/JBOD' runs
+// one step on a fresh cluster; a step that fails stops the later ones):
+//   - Brokers (checkBrokers): registration, observers, kafka-topics and
+//     kafka-configs, and a franz-go producer and consumer across a broker
+//     SIGKILL, a SIGKILL of the active kraftd and a controlled shutdown.
+//     First, because it asserts the exact observers and that no broker
+//     but the one shut down was fenced since the failover: that holds on
+//     a fresh cluster only.
+//   - AdminTools (checkAdminTools): the admin tools that change metadata
+//     (quotas, SCRAM users, delegation tokens, group and client metrics
+//     configs, log levels), reassignment and leader elections, and
+//     kafka-cluster unregister of the broker 101 the unclean election left
+//     dead. It removes the user-default controller mutation quota it set.
+//   - JBOD (checkJBOD): a fourth broker, 104, with two log directories;
+//     the second one fails.
+//   - Features (checkFeatures): kafka-features describe, share.version=1
+//     and the metadata.version upgrade, which cannot be undone: last.
+func TestApacheBrokersOnKraftd(t *testing.T) {
+	t.Parallel()
+	forVersions(t, func(t *testing.T, v string) {
+		// Three brokers and a tool at a time: broker 104 of the JBOD step
+		// starts once broker 101 is down.
+		ReserveJVMs(t, 3)
+		at := stamp(t)
+		c := startBrokerCluster(t, v)
+		at("three kraftd controllers and three brokers running")
+		step := func(name string, f func(t *testing.T)) {
+			t.Helper()
+			ok := t.Run(name, f)
+			at(name)
+			if !ok {
+				t.Fatalf("step %s failed: the later steps, which share its cluster, are skipped", name)
+			}
+		}
+		step("Brokers", func(st *testing.T) { checkBrokers(st, c) })
+		step("AdminTools", func(st *testing.T) { checkAdminTools(st, c) })
+		// Broker 104 must outlive the step: it is started on the version's t.
+		step("JBOD", func(st *testing.T) { checkJBOD(st, t, c) })
+		step("Features", func(st *testing.T) { checkFeatures(st, v, c.ctls) })
+	})
+}
+
+// startBrokerCluster formats and starts the kraftd quorum of a
+// brokerCluster and its brokers 101-103, and waits until they are
+// unfenced.
+func startBrokerCluster(t *testing.T, v string) *brokerCluster {
+	t.Helper()
+	// No automatic preferred-leader balancing: the PREFERRED check makes
+	// an imbalance and wants the tool, not the timer, to fix it.
+	ctls := newKraftdStaticQuorumWith(t, 3, map[string]string{
+		"auto.leader.rebalance.enable": "false", "delegation.token.secret.key": adminTokenSecret})
+	var voters []string
+	for _, n := range ctls {
+		voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
+		n.start(t)
+	}
+	leader := WaitLeader(t, Addrs(ctls...), nil)
+	t.Logf("kraftd leader %d", leader.LeaderID)
+	c := &brokerCluster{v: v, ctls: ctls, voters: strings.Join(voters, ","), clusterID: clusterIDOf(t, ctls[0])}
+	c.admin, c.brokers = startAdminBrokers(t, v, c.voters, c.clusterID, brokerIDs)
+	return c
+}
+
+// checkBrokers is the Brokers step of TestApacheBrokersOnKraftd, on the
+// fresh cluster, one check after the other:
 //   - the brokers register, are unfenced and fetch the log as observers;
 //   - kafka-topics and kafka-configs work through a broker (Envelope);
 //   - a franz-go producer (acks=all) and consumer run across all of:
@@ -27,48 +109,33 @@ const trafficTopic = "traffic"
 //   - SIGKILL of the active kraftd: a new one leads and no broker is fenced;
 //   - SIGTERM of a broker: controlled shutdown moves its leaderships away
 //     before it stops (seen in Metadata and in the controller's log);
-//   - and nothing acknowledged is lost;
-//   - kafka-features describes and upgrades through the controller.
-func TestApacheBrokersOnKraftd(t *testing.T) {
-	t.Parallel()
-	forVersions(t, func(t *testing.T, v string) {
-		ReserveJVMs(t, 3)
-		at := stamp(t)
-		ctls := newKraftdStaticQuorum(t, 3)
-		clusterID := clusterIDOf(t, ctls[0])
-		var voters []string
-		for _, n := range ctls {
-			voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
-			n.start(t)
-		}
-		leader := WaitLeader(t, Addrs(ctls...), nil)
-		at(fmt.Sprintf("kraftd leader %d", leader.LeaderID))
-		brokers := StartBrokers(t, v, strings.Join(voters, ","), clusterID, brokerIDs, nil)
-		at("brokers running")
+//   - and nothing acknowledged is lost.
+//
+// Every broker and controller runs again at the end.
+func checkBrokers(t *testing.T, c *brokerCluster) {
+	v, ctls, brokers := c.v, c.ctls, c.brokers
+	at := stamp(t)
+	brokers.WaitUnfenced(t, brokers.IDs()...)
+	checkObservers(t, v, ctls, brokers)
+	at("observers listed")
+	checkTopicTools(t, v, brokers)
+	at("kafka-topics and kafka-configs")
 
-		checkObservers(t, v, ctls, brokers)
-		at("observers listed")
-		checkTopicTools(t, v, brokers)
-		at("kafka-topics and kafka-configs")
+	createTrafficTopic(t, v, brokers)
+	traffic := StartTraffic(t, brokers.Addrs(), trafficTopic, 3)
+	traffic.WaitProgress("start", traffic.Mark(), 100)
+	at("producer and consumer running")
 
-		createTrafficTopic(t, v, brokers)
-		traffic := StartTraffic(t, brokers.Addrs(), trafficTopic, 3)
-		traffic.WaitProgress("start", traffic.Mark(), 100)
-		at("producer and consumer running")
+	t.Run("BrokerSIGKILL", func(t *testing.T) { checkBrokerKill(t, brokers, traffic) })
+	at("broker SIGKILL and restart")
+	var failoverAt int64 // committed offset when the active controller was killed
+	t.Run("ControllerSIGKILL", func(t *testing.T) { failoverAt = checkControllerKill(t, ctls, brokers, traffic) })
+	at("controller SIGKILL")
+	t.Run("ControlledShutdown", func(t *testing.T) { checkControlledShutdown(t, ctls, brokers, traffic, failoverAt) })
+	at("controlled shutdown and restart")
 
-		t.Run("BrokerSIGKILL", func(t *testing.T) { checkBrokerKill(t, brokers, traffic) })
-		at("broker SIGKILL and restart")
-		var failoverAt int64 // committed offset when the active controller was killed
-		t.Run("ControllerSIGKILL", func(t *testing.T) { failoverAt = checkControllerKill(t, ctls, brokers, traffic) })
-		at("controller SIGKILL")
-		t.Run("ControlledShutdown", func(t *testing.T) { checkControlledShutdown(t, ctls, brokers, traffic, failoverAt) })
-		at("controlled shutdown and restart")
-
-		n := traffic.StopAndVerify()
-		at(fmt.Sprintf("%d acknowledged records all read back", n))
-
-		checkFeatures(t, v, ctls)
-	})
+	n := traffic.StopAndVerify()
+	at(fmt.Sprintf("%d acknowledged records all read back", n))
 }
 
 // checkObservers: the brokers fetch the metadata log as observers, and
@@ -139,20 +206,76 @@ func checkTopicTools(t *testing.T, v string, brokers *BrokerSet) {
 		return out
 	}
 	configs("--alter", "--add-config", "retention.ms=3600000")
-	Eventually(t, ReadyTimeout, "retention.ms visible", nil, func() error {
-		if out := configs("--describe"); !strings.Contains(out, "retention.ms=3600000") {
-			return fmt.Errorf("kafka-configs --describe: %q", out)
+	// Each tool run is a JVM start: wait until every broker (the tool's
+	// admin client may ask any) describes the change, then describe once.
+	waitEveryBroker(t, brokers.Addrs(), "retention.ms described", func(addr string) error {
+		got, err := describedConfigs(addr, kmsg.ConfigResourceTypeTopic, "orders")
+		if err != nil {
+			return err
+		}
+		if got["retention.ms"] != "3600000" {
+			return fmt.Errorf("retention.ms=%q", got["retention.ms"])
 		}
 		return nil
 	})
+	if out := configs("--describe"); !strings.Contains(out, "retention.ms=3600000") {
+		t.Errorf("kafka-configs --describe: %q", out)
+	}
 
 	topicsTool(t, v, brokers, "--delete", "--topic", "orders")
-	Eventually(t, ReadyTimeout, "topic deleted", nil, func() error {
-		if out := topicsTool(t, v, brokers, "--list"); strings.Contains(out, "orders") {
-			return fmt.Errorf("still listed: %q", out)
+	waitEveryBroker(t, brokers.Addrs(), "topic deleted", func(addr string) error {
+		m, err := Metadata(addr)
+		if err != nil {
+			return err
+		}
+		if _, ok := m.Leaders["orders"]; ok {
+			return fmt.Errorf("orders still listed")
 		}
 		return nil
 	})
+	if out := topicsTool(t, v, brokers, "--list"); strings.Contains(out, "orders") {
+		t.Errorf("kafka-topics --list after the delete: %q", out)
+	}
+}
+
+// waitEveryBroker waits until probe passes for every address in addrs (a
+// tool's admin client sends many requests to whichever broker it likes).
+func waitEveryBroker(t testing.TB, addrs []string, what string, probe func(addr string) error) {
+	t.Helper()
+	Eventually(t, ReadyTimeout, what, nil, func() error {
+		for _, addr := range addrs {
+			if err := probe(addr); err != nil {
+				return fmt.Errorf("%s: %w", addr, err)
+			}
+		}
+		return nil
+	})
+}
+
+// describedConfigs asks addr (DescribeConfigs) for the configs of one
+// resource it keeps, by name, with their values ("" for null).
+func describedConfigs(addr string, typ kmsg.ConfigResourceType, name string) (map[string]string, error) {
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.SetVersion(4)
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = typ, name
+	req.Resources = append(req.Resources, res)
+	resp, err := Request(addr, req)
+	if err != nil {
+		return nil, err
+	}
+	rs := resp.(*kmsg.DescribeConfigsResponse).Resources
+	if len(rs) != 1 {
+		return nil, fmt.Errorf("DescribeConfigs %v %s: %d resources answered", typ, name, len(rs))
+	}
+	if rs[0].ErrorCode != 0 {
+		return nil, fmt.Errorf("DescribeConfigs %v %s: error %d %s", typ, name, rs[0].ErrorCode, deref(rs[0].ErrorMessage))
+	}
+	out := map[string]string{}
+	for _, c := range rs[0].Configs {
+		out[c.Name] = deref(c.Value)
+	}
+	return out, nil
 }
 
 // createTrafficTopic creates the producer's topic and waits until every

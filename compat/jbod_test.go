@@ -12,7 +12,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// An Apache broker with two log directories on a kraftd controller:
+// jbodBrokerID is the broker with two log directories that the JBOD step
+// of TestApacheBrokersOnKraftd adds to the shared cluster.
+const jbodBrokerID = 104
+
+// checkJBOD is the JBOD step of TestApacheBrokersOnKraftd: an Apache
+// broker with two log directories (104, added to the shared cluster and
+// started on parent, the version's test, so that it runs until the
+// cluster stops) on the kraftd quorum:
 //   - the controller leaves each new replica's directory UNASSIGNED, the
 //     broker places it and says where with AssignReplicasToDirs, and the
 //     metadata log ends up naming, for every partition, the directory the
@@ -22,92 +29,107 @@ import (
 //     heartbeats, and kraftd takes the replicas in it out of leadership and
 //     the directory out of the registration, while the partitions in the
 //     first directory keep their leader.
-func TestJBODBrokerAssignsReplicaDirectories(t *testing.T) {
-	t.Parallel()
-	forVersions(t, func(t *testing.T, v string) {
-		ReserveJVMs(t, 1)
-		ctl := newKraftdStaticQuorum(t, 1)[0]
-		ctl.start(t)
-		WaitLeader(t, []string{ctl.Addr()}, nil)
-		base := t.TempDir()
-		dirs := []string{filepath.Join(base, "disk-a"), filepath.Join(base, "disk-b")}
-		brokers := StartBrokers(t, v, fmt.Sprintf("%d@%s", ctl.ID, ctl.Addr()), clusterIDOf(t, ctl), []int{101},
-			map[string]string{"log.dirs": strings.Join(dirs, ","), "log.flush.offset.checkpoint.interval.ms": "1000"})
-		broker := brokers.Brokers[0]
-		dirIDs := map[string]string{} // path -> directory.id
-		for _, d := range dirs {
-			dirIDs[d] = ParseProperties(readFile(t, filepath.Join(d, "meta.properties")))["directory.id"]
-			if dirIDs[d] == "" {
-				t.Fatalf("no directory.id in %s/meta.properties", d)
-			}
+//
+// The topic is assigned to broker 104 alone (CreateTopics with a replica
+// assignment), so that the other brokers' directories play no part.
+func checkJBOD(t, parent *testing.T, c *brokerCluster) {
+	base := parent.TempDir()
+	dirs := []string{filepath.Join(base, "disk-a"), filepath.Join(base, "disk-b")}
+	broker := NewApacheBroker(parent, c.v, jbodBrokerID, c.voters,
+		map[string]string{"log.dirs": strings.Join(dirs, ","), "log.flush.offset.checkpoint.interval.ms": "1000"})
+	broker.Format(parent, c.clusterID)
+	broker.Start(parent)
+	Eventually(t, ReadyTimeout, fmt.Sprintf("broker %d unfenced", jbodBrokerID), broker.Proc, func() error {
+		m, err := Metadata(broker.Addr())
+		if err != nil {
+			return err
 		}
-
-		const topic, partitions = "jbod", 6
-		create := kmsg.NewPtrCreateTopicsRequest()
-		create.SetVersion(7)
-		create.TimeoutMillis = 30000
-		ct := kmsg.NewCreateTopicsRequestTopic()
-		ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, partitions, 1
-		create.Topics = append(create.Topics, ct)
-		resp, err := Request(broker.Addr(), create)
-		if err != nil || resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode != 0 {
-			t.Fatalf("CreateTopics through the broker: %v %+v", err, resp)
+		if !slices.Contains(m.Brokers, jbodBrokerID) {
+			return fmt.Errorf("brokers %v", m.Brokers)
 		}
+		return nil
+	})
+	dirIDs := map[string]string{} // path -> directory.id
+	for _, d := range dirs {
+		dirIDs[d] = ParseProperties(readFile(t, filepath.Join(d, "meta.properties")))["directory.id"]
+		if dirIDs[d] == "" {
+			t.Fatalf("no directory.id in %s/meta.properties", d)
+		}
+	}
+	// The active controller's metadata log (it holds every committed
+	// record).
+	leaderDir := func() string {
+		return nodeByID(c.ctls, WaitLeader(t, Addrs(c.ctls...), nil).LeaderID).Dir
+	}
 
-		Eventually(t, ReadyTimeout, "every replica's directory recorded as the broker placed it", broker.Proc, func() error {
-			held, err := brokerReplicaDirs(broker.Addr(), topic)
-			if err != nil {
-				return err
-			}
-			recorded := recordedReplicaDirs(t, ctl.Dir, topic)
-			for p := int32(0); p < partitions; p++ {
-				path, ok := held[p]
-				if !ok {
-					return fmt.Errorf("the broker holds no replica of partition %d yet", p)
-				}
-				if want := dirIDs[path]; recorded[p] != want {
-					return fmt.Errorf("partition %d is in %s (%s); the metadata log says %q", p, path, want, recorded[p])
-				}
-			}
-			return nil
-		})
+	const topic, partitions = "jbod", 6
+	create := kmsg.NewPtrCreateTopicsRequest()
+	create.SetVersion(7)
+	create.TimeoutMillis = 30000
+	ct := kmsg.NewCreateTopicsRequestTopic()
+	ct.Topic, ct.NumPartitions, ct.ReplicationFactor = topic, -1, -1
+	for p := range int32(partitions) {
+		ct.ReplicaAssignment = append(ct.ReplicaAssignment, kmsg.CreateTopicsRequestTopicReplicaAssignment{Partition: p, Replicas: []int32{jbodBrokerID}})
+	}
+	create.Topics = append(create.Topics, ct)
+	resp, err := Request(broker.Addr(), create)
+	if err != nil || resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode != 0 {
+		t.Fatalf("CreateTopics through the broker: %v %+v", err, resp)
+	}
 
+	Eventually(t, ReadyTimeout, "every replica's directory recorded as the broker placed it", broker.Proc, func() error {
 		held, err := brokerReplicaDirs(broker.Addr(), topic)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		failed := dirs[1] // dirs[0] holds the broker's metadata log: losing it stops the broker
-		if !slices.Contains(slices.Collect(maps.Values(held)), failed) {
-			t.Fatalf("the broker placed no replica in %s: %v", failed, held)
-		}
-		if err := os.Rename(failed, failed+".gone"); err != nil {
-			t.Fatal(err)
-		}
-		writeFile(t, failed, []byte("not a directory"))
-		Eventually(t, ReadyTimeout, "replicas in the failed directory without a leader, the others led", broker.Proc, func() error {
-			m, err := Metadata(broker.Addr(), topic)
-			if err != nil {
-				return err
+		recorded := recordedReplicaDirs(t, leaderDir(), topic)
+		for p := int32(0); p < partitions; p++ {
+			path, ok := held[p]
+			if !ok {
+				return fmt.Errorf("the broker holds no replica of partition %d yet", p)
 			}
-			for p := int32(0); p < partitions; p++ {
-				leader, inFailed := m.Leaders[topic][p], held[p] == failed
-				if inFailed && leader != -1 || !inFailed && leader != int32(broker.NodeID) {
-					return fmt.Errorf("partition %d (in %s) is led by %d", p, held[p], leader)
-				}
-			}
-			return nil
-		})
-		var dropped bool
-		for _, r := range DumpMetadataLog(t, ctl.Dir) {
-			if dirsLeft, _ := r.Fields["logDirs"].([]any); r.Type == "BrokerRegistrationChangeRecord" &&
-				len(dirsLeft) == 1 && dirsLeft[0] == dirIDs[dirs[0]] {
-				dropped = true
+			if want := dirIDs[path]; recorded[p] != want {
+				return fmt.Errorf("partition %d is in %s (%s); the metadata log says %q", p, path, want, recorded[p])
 			}
 		}
-		if !dropped {
-			t.Errorf("no BrokerRegistrationChangeRecord leaves broker %d with only %s", broker.NodeID, dirIDs[dirs[0]])
-		}
+		return nil
 	})
+
+	held, err := brokerReplicaDirs(broker.Addr(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := dirs[1] // dirs[0] holds the broker's metadata log: losing it stops the broker
+	if !slices.Contains(slices.Collect(maps.Values(held)), failed) {
+		t.Fatalf("the broker placed no replica in %s: %v", failed, held)
+	}
+	if err := os.Rename(failed, failed+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, failed, []byte("not a directory"))
+	Eventually(t, ReadyTimeout, "replicas in the failed directory without a leader, the others led", broker.Proc, func() error {
+		m, err := Metadata(broker.Addr(), topic)
+		if err != nil {
+			return err
+		}
+		for p := int32(0); p < partitions; p++ {
+			leader, inFailed := m.Leaders[topic][p], held[p] == failed
+			if inFailed && leader != -1 || !inFailed && leader != int32(broker.NodeID) {
+				return fmt.Errorf("partition %d (in %s) is led by %d", p, held[p], leader)
+			}
+		}
+		return nil
+	})
+	var dropped bool
+	for _, r := range DumpMetadataLog(t, leaderDir()) {
+		if dirsLeft, _ := r.Fields["logDirs"].([]any); r.Type == "BrokerRegistrationChangeRecord" && r.Int("brokerId") == jbodBrokerID &&
+			len(dirsLeft) == 1 && dirsLeft[0] == dirIDs[dirs[0]] {
+			dropped = true
+		}
+	}
+	if !dropped {
+		t.Errorf("no BrokerRegistrationChangeRecord leaves broker %d with only %s", broker.NodeID, dirIDs[dirs[0]])
+	}
 }
 
 // brokerReplicaDirs asks a broker (DescribeLogDirs) which directory holds

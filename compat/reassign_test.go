@@ -20,7 +20,8 @@ const (
 
 // checkReassignAndElect runs Apache's kafka-reassign-partitions and
 // kafka-leader-election through three stock Apache brokers on a
-// three-node kraftd quorum, each check in turn on the one cluster:
+// three-node kraftd quorum (the AdminTools step of
+// TestApacheBrokersOnKraftd), each check in turn on the one cluster:
 //   - Move: --generate proposes, --execute starts and --verify confirms
 //     the move of topic "moving" (RF 2, on brokers 101 and 102) to 102 and
 //     103, while franz-go produces to it and reads it back: nothing
@@ -135,7 +136,7 @@ func (rt *reassignTools) startThrottledMove(topic string, target, inFlight []int
 // checkCancel: a throttled move is mid-way; --cancel restores 101,102.
 func (rt *reassignTools) checkCancel() {
 	plan := rt.startThrottledMove("bulk", []int32{102, 103}, []int32{102, 103, 101})
-	rt.waitListed("bulk-0: replicas: 102,103,101. adding: 103. removing: 101.")
+	rt.waitListed("bulk-0: replicas: 102,103,101. adding: 103. removing: 101.", []int32{102, 103, 101}, []int32{103}, []int32{101})
 	out := rt.reassign(true, "--cancel", "--reassignment-json-file", plan)
 	rt.t.Logf("kafka-reassign-partitions --cancel:\n%s", out)
 	if !strings.Contains(out, "Successfully cancelled partition reassignment for: bulk-0") {

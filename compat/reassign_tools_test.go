@@ -1,8 +1,9 @@
 package compat
 
-// The harness of checkReassignAndElect (TestAdminToolsOnKraftd): Apache's tools run through
-// the brokers or straight to the controllers, and what the brokers'
-// metadata and kraftd's ListPartitionReassignments show.
+// The harness of checkReassignAndElect (the AdminTools step of
+// TestApacheBrokersOnKraftd): Apache's tools run through the brokers or
+// straight to the controllers, and what the brokers' metadata and
+// kraftd's ListPartitionReassignments show.
 
 import (
 	"context"
@@ -176,20 +177,43 @@ func fillPartition(t *testing.T, seeds []string, topic string, size int) {
 	}
 }
 
-// waitListed waits until --list, sent straight to the controllers, prints
-// want.
-func (rt *reassignTools) waitListed(want string) {
+// waitListed waits until every running kraftd lists the move of bulk-0
+// in flight (ListPartitionReassignments, with replicas, adding and
+// removing as given), then runs --list, straight to the controllers, once:
+// it must print want. (Each tool run is a JVM start, and the tool may ask
+// any controller.)
+func (rt *reassignTools) waitListed(want string, replicas, adding, removing []int32) {
 	rt.t.Helper()
-	Eventually(rt.t, ReadyTimeout, "--list shows "+want, nil, func() error {
-		out, err := rt.reassignErr(true, "--list")
+	var addrs []string
+	for _, n := range rt.ctls {
+		if n.Proc != nil {
+			if exited, _ := n.Proc.Exited(); !exited {
+				addrs = append(addrs, n.Addr())
+			}
+		}
+	}
+	waitEveryBroker(rt.t, addrs, "every kraftd lists bulk-0 in flight", func(addr string) error {
+		resp, err := Request(addr, kmsg.NewPtrListPartitionReassignmentsRequest())
 		if err != nil {
 			return err
 		}
-		if !strings.Contains(out, want) {
-			return fmt.Errorf("--list printed %q", out)
+		r := resp.(*kmsg.ListPartitionReassignmentsResponse)
+		if len(r.Topics) != 1 || r.Topics[0].Topic != "bulk" || len(r.Topics[0].Partitions) != 1 {
+			return fmt.Errorf("lists %+v", r.Topics)
+		}
+		p := r.Topics[0].Partitions[0]
+		if p.Partition != 0 || !slices.Equal(p.Replicas, replicas) || !slices.Equal(p.AddingReplicas, adding) || !slices.Equal(p.RemovingReplicas, removing) {
+			return fmt.Errorf("lists %+v", p)
 		}
 		return nil
 	})
+	out, err := rt.reassignErr(true, "--list")
+	if err != nil {
+		rt.t.Fatal(err)
+	}
+	if !strings.Contains(out, want) {
+		rt.t.Errorf("--list printed %q, want %q", out, want)
+	}
 }
 
 // listDirect asks every kraftd that runs for the reassignments in flight
