@@ -57,7 +57,7 @@ gen-check: kafka
 # and timeouts, so more run at once than the 2 cores (-parallel defaults to
 # GOMAXPROCS); compat.JVMBudget bounds the Apache JVMs among them.
 SIM_SEEDS ?= 3000
-TEST_PARALLEL ?= 4
+TEST_PARALLEL ?= 5
 test: tools kafka vet gen-check build build-race
 	$(GO) build -o bin/testreport ./scripts/testreport
 	set -o pipefail; { \

@@ -112,16 +112,17 @@ func NewUUID() string {
 
 // JVMBudget is how many Apache Kafka JVMs the tests of this package run at
 // once (servers and tools alike). Every top-level test is parallel (at most
-// -parallel, GOMAXPROCS by default, at once), and most of a test's time is
-// spent waiting on elections, sessions and JVM start-ups, not on a core:
-// the default lets a three-JVM test run beside a one-JVM one, or two
-// two-JVM tests together, on the 2-core VM (24 GiB; a test JVM has a
-// 512 MiB heap). KRAFTD_COMPAT_JVMS overrides it.
+// -parallel at once: make test passes 5), and most of a test's time is
+// spent waiting on elections, sessions and timeouts, not on a core; the
+// quick-start JVMs (client compiler, serial collector) leave the cores to
+// each other. The default lets a three-JVM test run beside a two-JVM one
+// on the 2-core VM (24 GiB; a test JVM has a 512 MiB heap at most).
+// KRAFTD_COMPAT_JVMS overrides it.
 var JVMBudget = func() int {
 	if n, err := strconv.Atoi(os.Getenv("KRAFTD_COMPAT_JVMS")); err == nil && n > 0 {
 		return n
 	}
-	return 4
+	return 5
 }()
 
 var jvms struct {
