@@ -3,7 +3,6 @@ package compat
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 )
@@ -95,7 +94,7 @@ func attachMetricsListeners(t *testing.T, members []*MixedMember) map[*MixedMemb
 func waitStaticVotersIgnored(t *testing.T, listeners map[*MixedMember]string, want, kraftVersion float64) {
 	t.Helper()
 	for m, addr := range listeners {
-		Eventually(t, time.Minute, fmt.Sprintf("%s: ignoredstaticvoters %v, kraft.version %v", m, want, kraftVersion), nil, func() error {
+		Eventually(t, ReadyTimeout, fmt.Sprintf("%s: ignoredstaticvoters %v, kraft.version %v", m, want, kraftVersion), nil, func() error {
 			fams := scrapeFamilies(t, "http://"+addr+"/metrics")
 			got, level := familyValue(fams["kafka_controller_kafkacontroller_ignoredstaticvoters"]), featureLevels(fams)["kraftVersion"]
 			if got != want || level != kraftVersion {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -188,15 +189,22 @@ func waitReady(t *testing.T, nodes []*metricsNode, within time.Duration) {
 	}
 }
 
+// readyLeaderOf waits until a node answers /readyz as a ready leader, and
+// returns it. On a loaded machine the quorum can be between leaders (a
+// starved leader misses the fetch timeout), so it polls.
 func readyLeaderOf(t *testing.T, nodes []*metricsNode) *metricsNode {
 	t.Helper()
-	for _, n := range nodes {
-		if r, _, err := n.readyz(); err == nil && r.Role == "leader" && r.Ready {
-			return n
+	var leader *metricsNode
+	Eventually(t, ReadyTimeout, "a ready leader", nil, func() error {
+		for _, n := range nodes {
+			if r, _, err := n.readyz(); err == nil && r.Role == "leader" && r.Ready {
+				leader = n
+				return nil
+			}
 		}
-	}
-	t.Fatal("no ready leader")
-	return nil
+		return fmt.Errorf("no node answers /readyz as a ready leader")
+	})
+	return leader
 }
 
 func familyValue(f *dto.MetricFamily) float64 {
@@ -230,30 +238,39 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	t.Parallel()
 	nodes := newMetricsQuorum(t)
 	prom := startQuorumPrometheus(t, nodes)
-	waitReady(t, nodes, 60*time.Second)
-	leader := readyLeaderOf(t, nodes)
+	waitReady(t, nodes, ReadyTimeout)
 	checkDashboardQueries(t, prom, nodes)
 
-	checkScrapes(t, nodes, leader)
+	checkScrapes(t, nodes)
 	fleet := startBrokerFleet(t, nodes)
-	checkBrokerMetrics(t, nodes, leader)
-	checkStatusCommand(t, nodes, leader)
+	checkBrokerMetrics(t, nodes)
+	checkStatusCommand(t, nodes)
 	fleet.Stop()
 	checkPprof(t, nodes)
 
-	leader = checkReadiness(t, nodes, leader)
-	stopped := checkLifecycleLog(t, nodes, leader)
+	stoppedEarlier, orphan := checkReadiness(t, nodes, readyLeaderOf(t, nodes))
+	stopped := checkLifecycleLog(t, nodes, stoppedEarlier, orphan)
 	checkControllerAlert(t, prom, nodes, stopped)
 	checkOfflinePartitionsAlert(t, prom, nodes)
 }
 
 // checkLifecycleLog stops the leader gracefully and reads the lifecycle in
 // the logs: what start-up recovered, the leadership won and lost with
-// reasons, the resignation to the two other voters and the stop.
-func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier *metricsNode) *metricsNode {
+// reasons, the resignation to the two other voters and the stop; and the
+// fetch timeout as the reason for the pre-vote of orphan, the follower
+// that saw its leader stop in checkReadiness.
+func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier, orphan *metricsNode) *metricsNode {
 	t.Helper()
 	leader := readyLeaderOf(t, nodes)
-	leader.Proc.Stop()
+	// SIGTERM, and the process's own exit, however long its resignation
+	// takes on a loaded machine: Proc.Stop would SIGKILL it after
+	// StopTimeout, cutting the log this reads.
+	if err := leader.Proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := leader.Proc.Wait(ReadyTimeout); err != nil {
+		t.Fatalf("leader %d after SIGTERM: %v", leader.ID, err)
+	}
 	out := leader.Proc.Output()
 	for _, want := range []string{
 		`"message":"recovered the metadata log"`,
@@ -290,10 +307,8 @@ func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier *metri
 	if led < 0 || !strings.Contains(old[led:], `"message":"lost leadership"`) || !strings.Contains(old[led:], `"role":"Follower"`) {
 		t.Errorf("node %d's log lacks its lost leadership and its following the new leader", stoppedEarlier.ID)
 	}
-	for _, n := range nodes {
-		if n != leader && n != stoppedEarlier && !strings.Contains(n.Proc.Output(), "controller.quorum.fetch.timeout.ms") {
-			t.Errorf("node %d's log lacks the fetch timeout as a reason for its pre-vote", n.ID)
-		}
+	if !strings.Contains(orphan.Proc.Output(), "controller.quorum.fetch.timeout.ms") {
+		t.Errorf("node %d's log lacks the fetch timeout as a reason for its pre-vote", orphan.ID)
 	}
 	return leader
 }
@@ -311,8 +326,23 @@ func appendFile(path, text string) error {
 }
 
 // checkStatusCommand runs `kraftd status` against a follower and checks it
-// finds the leader and its three voters, as JSON and as a table.
-func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
+// finds the leader and its three voters, as JSON and as a table. On a
+// loaded machine the leader can change between the look and the command:
+// it tries again until both agree.
+func checkStatusCommand(t *testing.T, nodes []*metricsNode) {
+	t.Helper()
+	var table string
+	Eventually(t, ReadyTimeout, "kraftd status naming the ready leader", nil, func() error {
+		var err error
+		table, err = statusAgainstFollower(t, nodes, readyLeaderOf(t, nodes))
+		return err
+	})
+	t.Logf("kraftd status:\n%s", table)
+}
+
+// statusAgainstFollower runs `kraftd status` against a follower of leader,
+// as JSON and as a table, and returns the table, or what disagrees.
+func statusAgainstFollower(t *testing.T, nodes []*metricsNode, leader *metricsNode) (string, error) {
 	t.Helper()
 	var follower *metricsNode
 	for _, n := range nodes {
@@ -321,7 +351,7 @@ func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode)
 		}
 	}
 	p := StartKraftd(t, "kraftd-status", "status", "--bootstrap-controller", follower.Addr(), "--metrics", "http://"+follower.metricsAddr, "--json")
-	if err := p.Wait(time.Minute); err != nil {
+	if err := p.Wait(ReadyTimeout); err != nil {
 		t.Fatalf("kraftd status: %v\n%s", err, p.Output())
 	}
 	var st struct {
@@ -340,12 +370,16 @@ func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode)
 		} `json:"brokers"`
 	}
 	out := p.Output()
-	if err := json.Unmarshal([]byte(out[strings.Index(out, "{"):]), &st); err != nil {
+	i := strings.Index(out, "{")
+	if i < 0 {
+		t.Fatalf("kraftd status --json printed no JSON:\n%s", out)
+	}
+	if err := json.Unmarshal([]byte(out[i:]), &st); err != nil {
 		t.Fatalf("kraftd status --json: %v\n%s", err, out)
 	}
 	if st.LeaderID != leader.ID || st.LeaderEpoch < 1 || st.HighWatermark < 1 || len(st.Voters) != 3 || len(st.Controllers) != 3 ||
 		st.Brokers == nil || st.Brokers.Active != 2 || !strings.HasPrefix(st.MetadataVersion, "4.") {
-		t.Errorf("kraftd status --json against follower %d (leader %d):\n%s", follower.ID, leader.ID, out)
+		return "", fmt.Errorf("kraftd status --json against follower %d (leader %d):\n%s", follower.ID, leader.ID, out)
 	}
 	for _, v := range st.Voters {
 		if v.LogEndOffset < 1 || v.LastFetchAgoMs < 0 {
@@ -353,14 +387,15 @@ func checkStatusCommand(t *testing.T, nodes []*metricsNode, leader *metricsNode)
 		}
 	}
 	p = StartKraftd(t, "kraftd-status-table", "status", "--bootstrap-controller", follower.Addr())
-	if err := p.Wait(time.Minute); err != nil {
+	if err := p.Wait(ReadyTimeout); err != nil {
 		t.Fatalf("kraftd status: %v\n%s", err, p.Output())
 	}
-	if table := p.Output(); !strings.Contains(table, fmt.Sprintf("leader:            %d (epoch %d)", leader.ID, st.LeaderEpoch)) ||
+	table := p.Output()
+	if !strings.Contains(table, fmt.Sprintf("leader:            %d (epoch %d)", leader.ID, st.LeaderEpoch)) ||
 		!strings.Contains(table, fmt.Sprintf("\n%d     leader", leader.ID)) {
-		t.Errorf("kraftd status table:\n%s", table)
+		return "", fmt.Errorf("kraftd status table, leader %d of epoch %d:\n%s", leader.ID, st.LeaderEpoch, table)
 	}
-	t.Logf("kraftd status:\n%s", p.Output())
+	return table, nil
 }
 
 // checkPprof finds pprof on the node that enabled it, and only there.
@@ -381,15 +416,33 @@ func checkPprof(t *testing.T, nodes []*metricsNode) {
 
 // checkScrapes reads every node's /metrics in both formats: the Strimzi,
 // Apache and kraftd names are there, one node is the active controller and
-// in current_state leader, and each counts three voters.
-func checkScrapes(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
+// in current_state leader, and each counts three voters. The one active
+// controller is waited for: a loaded machine's quorum can be between
+// leaders, two nodes briefly saying leader.
+func checkScrapes(t *testing.T, nodes []*metricsNode) {
 	t.Helper()
-	active, leaders := 0.0, 0
-	for _, n := range nodes {
-		fams, _ := n.scrape(t, false)
+	var scraped []map[string]*dto.MetricFamily
+	Eventually(t, ReadyTimeout, "one active controller in current_state leader", nil, func() error {
+		scraped = scraped[:0]
+		active, leaders := 0.0, 0
+		for _, n := range nodes {
+			fams, _ := n.scrape(t, false)
+			scraped = append(scraped, fams)
+			active += familyValue(fams["kafka_controller_kafkacontroller_activecontrollercount"])
+			if isLeader(fams) {
+				leaders++
+			}
+		}
+		if active != 1 || leaders != 1 {
+			return fmt.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
+		}
+		return nil
+	})
+	for i, n := range nodes {
+		fams := scraped[i]
 		var missing []string
 		want := append(append(append([]string{}, strimziKRaftNames...), apacheControllerNames...), kraftdHistograms...)
-		if n == leader {
+		if isLeader(fams) {
 			want = append(want, leaderOnlyNames...)
 		}
 		for _, name := range want {
@@ -399,14 +452,6 @@ func checkScrapes(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
 		}
 		if len(missing) > 0 {
 			t.Errorf("node %d serves no %s", n.ID, strings.Join(missing, ", "))
-		}
-		active += familyValue(fams["kafka_controller_kafkacontroller_activecontrollercount"])
-		for _, m := range fams["kafka_server_raftmetrics_current_state"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "current_state" && l.GetValue() == "leader" {
-					leaders++
-				}
-			}
 		}
 		if got := familyValue(fams["kafka_server_raftmetrics_number_of_voters"]); got != 3 {
 			t.Errorf("node %d: number_of_voters = %v, want 3", n.ID, got)
@@ -419,7 +464,16 @@ func checkScrapes(t *testing.T, nodes []*metricsNode, leader *metricsNode) {
 			t.Errorf("node %d: the OpenMetrics answer lacks the Apache names or its # EOF:\n%.2000s", n.ID, om)
 		}
 	}
-	if active != 1 || leaders != 1 {
-		t.Errorf("sum(activecontrollercount) = %v and %d nodes in current_state leader, want 1 and 1 (Strimzi's AbnormalControllerState)", active, leaders)
+}
+
+// isLeader: the scrape says current_state leader.
+func isLeader(fams map[string]*dto.MetricFamily) bool {
+	for _, m := range fams["kafka_server_raftmetrics_current_state"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "current_state" && l.GetValue() == "leader" {
+				return true
+			}
+		}
 	}
+	return false
 }
