@@ -241,8 +241,15 @@ func code(err error) int16 { c, _ := ErrorCode(err); return c }
 // register registers and unfences a broker, returning its epoch.
 func register(t *testing.T, c *Controller, q *fakeQuorum, id int32) int64 {
 	t.Helper()
+	return registerWith(t, c, q, registration(id, 1))
+}
+
+// registerWith is register with a registration of the caller's.
+func registerWith(t *testing.T, c *Controller, q *fakeQuorum, req *kmsg.BrokerRegistrationRequest) int64 {
+	t.Helper()
 	ctx := context.Background()
-	epoch, err := c.RegisterBroker(ctx, registration(id, 1))
+	id := req.BrokerID
+	epoch, err := c.RegisterBroker(ctx, req)
 	if err != nil {
 		t.Fatalf("register %d: %v", id, err)
 	}

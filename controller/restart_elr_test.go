@@ -116,14 +116,5 @@ func elrRegistration(id int32, incarnation byte) *kmsg.BrokerRegistrationRequest
 // registerELR is register for such a broker.
 func registerELR(t *testing.T, c *Controller, q *fakeQuorum, id int32) int64 {
 	t.Helper()
-	ctx := context.Background()
-	epoch, err := c.RegisterBroker(ctx, elrRegistration(id, 1))
-	if err != nil {
-		t.Fatalf("register %d: %v", id, err)
-	}
-	resp, err := c.BrokerHeartbeat(ctx, heartbeat(id, epoch, q.end(), false, false))
-	if err != nil || resp.IsFenced || !resp.IsCaughtUp {
-		t.Fatalf("heartbeat %d: %v %+v", id, err, resp)
-	}
-	return epoch
+	return registerWith(t, c, q, elrRegistration(id, 1))
 }
