@@ -27,8 +27,10 @@ const (
 	MainDumpLog        = "org.apache.kafka.tools.DumpLogSegments"       // kafka-dump-log.sh
 )
 
-// ToolTimeout bounds one run of an Apache Kafka tool.
-const ToolTimeout = 2 * time.Minute
+// ToolTimeout bounds one run of an Apache Kafka tool: a guard against a
+// hung tool, not an expectation of speed (a tool JVM took over two minutes
+// to format a broker at a load average of 45 on the 2-core VM).
+const ToolTimeout = 5 * time.Minute
 
 // JVM says how the harness runs an Apache Kafka JVM, through the launcher
 // the kit package uses too (package internal/apachekafka). The zero JVM,

@@ -10,8 +10,9 @@ import (
 
 // ReadyTimeout bounds how long the harness waits for a process to answer or a
 // quorum to elect a leader. It is a guard against hanging, not a performance
-// assertion: JVMs start slowly on a loaded 2-core machine.
-const ReadyTimeout = 2 * time.Minute
+// assertion: JVMs start slowly on a loaded 2-core machine (a broker took
+// over two minutes to start at a load average of 45).
+const ReadyTimeout = 5 * time.Minute
 
 // PollInterval is the pause between two readiness probes.
 const PollInterval = 100 * time.Millisecond
