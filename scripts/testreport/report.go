@@ -36,7 +36,7 @@ type report struct {
 	console, full io.Writer
 
 	output   map[string][]string // package + test: its output so far
-	tests    []finished          // every top-level test that ended
+	ranked   []finished          // every top-level test and first subtest that ended
 	packages []finished          // every package that ended
 	failures []failure
 	counts   map[string]int           // pass, fail, skip of top-level tests
@@ -90,8 +90,11 @@ func (r *report) handle(e event) {
 		fmt.Fprint(r.full, e.Output)
 		r.output[key] = append(r.output[key], strings.TrimRight(e.Output, "\n"))
 		if d, ok := slotWait(e.Output); ok {
-			top, _, _ := strings.Cut(e.Test, "/")
-			r.waited[e.Package+" "+top] += d
+			parts := strings.SplitN(e.Test, "/", 3)
+			r.waited[e.Package+" "+parts[0]] += d
+			if len(parts) > 1 {
+				r.waited[e.Package+" "+parts[0]+"/"+parts[1]] += d
+			}
 		}
 	}
 	if e.Action != "pass" && e.Action != "fail" && e.Action != "skip" {
@@ -103,13 +106,17 @@ func (r *report) handle(e event) {
 	switch {
 	case e.Test == "":
 		r.packageEnded(f, out)
-	case !strings.Contains(e.Test, "/"):
-		f.waited = r.waited[key]
-		delete(r.waited, key)
-		r.tests = append(r.tests, f)
-		r.counts[e.Action]++
-		fallthrough
 	default:
+		// Top-level tests and their first subtests (a version, a case)
+		// are ranked: a parent of parallel subtests ends before they run.
+		if depth := strings.Count(e.Test, "/"); depth <= 1 {
+			f.waited = r.waited[key]
+			delete(r.waited, key)
+			r.ranked = append(r.ranked, f)
+			if depth == 0 {
+				r.counts[e.Action]++
+			}
+		}
 		if e.Action == "fail" {
 			r.testFailed(f, out)
 		}
@@ -205,9 +212,9 @@ func (r *report) ok() bool {
 // summary prints what the run as a whole says about itself.
 func (r *report) summary(slowest int) {
 	w := r.console
-	tests := append([]finished(nil), r.tests...)
+	tests := append([]finished(nil), r.ranked...)
 	sort.SliceStable(tests, func(i, j int) bool { return tests[i].elapsed > tests[j].elapsed })
-	fmt.Fprintf(w, "\n==== the %d slowest tests ====\n", min(slowest, len(tests)))
+	fmt.Fprintf(w, "\n==== the %d slowest tests and first-level subtests ====\n", min(slowest, len(tests)))
 	for _, t := range tests[:min(slowest, len(tests))] {
 		waited := ""
 		if t.waited > 0 {
