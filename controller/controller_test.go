@@ -238,6 +238,21 @@ func heartbeat(id int32, epoch, offset int64, wantFence, wantShutdown bool) *kms
 
 func code(err error) int16 { c, _ := ErrorCode(err); return c }
 
+// fenceStale fences every broker whose session has run out, one at a time
+// as the controller's timer would, until none is left.
+func fenceStale(t *testing.T, c *Controller) {
+	t.Helper()
+	for {
+		fenced, err := c.FenceStaleBrokers(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !fenced {
+			return
+		}
+	}
+}
+
 // register registers and unfences a broker, returning its epoch.
 func register(t *testing.T, c *Controller, q *fakeQuorum, id int32) int64 {
 	t.Helper()
@@ -381,15 +396,7 @@ func TestHeartbeatLifecycle(t *testing.T) {
 	// (not finalized here) it would move to the ELR, here it stays in the
 	// ISR as the last member and the partitions lose their leader.
 	clk.now = clk.now.Add(10 * time.Second)
-	for {
-		fenced, err := c.FenceStaleBrokers(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !fenced {
-			break
-		}
-	}
+	fenceStale(t, c)
 	for _, p := range c.image.Topics[c.image.TopicIDs["t"]].Partitions {
 		if p.Leader != -1 || !slices.Equal(p.Isr, []int32{2}) {
 			t.Fatalf("partition after fencing the last ISR member: %+v", p)

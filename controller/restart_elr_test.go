@@ -67,15 +67,7 @@ func TestSingleReplicaRestartUnderELR(t *testing.T) {
 			if _, err := c.BrokerHeartbeat(ctx, heartbeat(1, c.image.Brokers[1].BrokerEpoch, q.end(), false, false)); err != nil {
 				t.Fatal(err)
 			}
-			for {
-				fenced, err := c.FenceStaleBrokers(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !fenced {
-					break
-				}
-			}
+			fenceStale(t, c)
 			// A new incarnation of the same broker: its directory is the
 			// one it had (meta.properties keeps it).
 			again := elrRegistration(2, 2)
