@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BrokerSet is a few Apache brokers (process.roles=broker) of one version
@@ -87,8 +88,15 @@ func (s *BrokerSet) Metadata(topics ...string) (*BrokerMetadata, error) {
 // as alive (registered and unfenced).
 func (s *BrokerSet) WaitUnfenced(t testing.TB, want ...int32) {
 	t.Helper()
+	s.waitUnfencedWithin(t, ReadyTimeout, nil, want...)
+}
+
+// waitUnfencedWithin is WaitUnfenced with its own bound, failing early if
+// watch (when not nil) exits.
+func (s *BrokerSet) waitUnfencedWithin(t testing.TB, bound time.Duration, watch *Process, want ...int32) {
+	t.Helper()
 	want = slices.Sorted(slices.Values(want))
-	Eventually(t, ReadyTimeout, fmt.Sprintf("brokers %v unfenced", want), nil, func() error {
+	Eventually(t, bound, fmt.Sprintf("brokers %v unfenced", want), watch, func() error {
 		m, err := s.Metadata()
 		if err != nil {
 			return err

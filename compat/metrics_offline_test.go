@@ -3,7 +3,6 @@ package compat
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -196,17 +195,7 @@ func startOfflineBrokers(t *testing.T, voters, clusterID string) *BrokerSet {
 // so the bound is alertTimeout, not BrokerSet.WaitUnfenced's ReadyTimeout.
 func waitUnfenced(t *testing.T, brokers *BrokerSet, started *Process) {
 	t.Helper()
-	want := slices.Sorted(slices.Values(brokers.IDs()))
-	Eventually(t, alertTimeout, fmt.Sprintf("brokers %v unfenced", want), started, func() error {
-		m, err := brokers.Metadata()
-		if err != nil {
-			return err
-		}
-		if !slices.Equal(m.Brokers, want) {
-			return fmt.Errorf("brokers %v, want %v", m.Brokers, want)
-		}
-		return nil
-	})
+	brokers.waitUnfencedWithin(t, alertTimeout, started, brokers.IDs()...)
 }
 
 // stopCleanly stops a broker as an operator does, with SIGTERM, and waits
