@@ -61,7 +61,7 @@ func (e *SettingError) Unwrap() error { return e.Err }
 // It refuses a directory that is not formatted, whose node.id differs from
 // the configuration, whose log was lost (storage.ErrLostLog) or is corrupt
 // before its active segment (storage.ErrCorruptLog), unless cfg says to go
-// on.
+// on, and one whose quorum-state holds quorum.LastEpoch (ErrNoEpochLeft).
 func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error) {
 	nd, err := storage.OpenNodeDir(fsys, cfg.Dir, storage.NodeDirConfig{
 		NodeID:        cfg.NodeID,
@@ -85,6 +85,10 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 	qs := nd.QuorumState
 	d.HardState = quorum.HardState{LeaderID: qs.LeaderID, LeaderEpoch: qs.LeaderEpoch, VotedID: qs.VotedID, VotedDirectoryID: qs.VotedDirectoryID}
 	if err := d.cutEpochsBeyondQuorumState(log); err != nil {
+		nd.Close()
+		return nil, err
+	}
+	if err := d.checkQuorumStateEpoch(log); err != nil {
 		nd.Close()
 		return nil, err
 	}

@@ -22,7 +22,39 @@ import (
 // dropped as malformed. The node's own candidacy may still take the last
 // epoch, math.MaxInt32 (canStand); past it there is nothing left to stand
 // for. Honest elections never come near: at one a second they take 68 years.
-const maxEpoch = math.MaxInt32 - 1
+const maxEpoch = LastEpoch - 1
+
+// LastEpoch is the last epoch of int32. A node that holds it can never
+// stand for election again, nor follow the leader of an earlier epoch:
+// only its own candidacy from maxEpoch gets there. The runtime refuses to
+// start from a quorum-state that holds it (node.OpenDisk).
+const LastEpoch = math.MaxInt32
+
+// maxEpochStep is how far past its own epoch one request (Vote,
+// BeginQuorumEpoch, EndQuorumEpoch) may move a node. A request comes from
+// anyone who can reach the listener and names any id, so it must cost the
+// quorum no more epochs than an honest election does: were it free to name
+// any epoch, one request could move a voter near math.MaxInt32, and the
+// quorum would run out of epochs to elect a leader in (issue 34). Two
+// lets a prospective one epoch ahead of this node (its pre-vote names its
+// own epoch, its candidacy the next) win this node's vote, as before. A
+// node further behind is not moved by a request: it learns the epoch from
+// the answers to its own requests (its fetch, its pre-vote), which come
+// from peers it dialled at addresses it was configured with, and then
+// takes the next election's requests. Answers are not bounded: they are
+// how a node that was away catches up.
+const maxEpochStep = 2
+
+// withinStep reports whether a request may move this node to epoch.
+func (n *Node) withinStep(epoch int32) bool {
+	return int64(epoch) <= int64(n.epoch)+maxEpochStep && epoch <= maxEpoch
+}
+
+// hasLiveLeader reports whether the node leads, or follows a leader it has
+// fetched from within the fetch timeout and not found gone.
+func (n *Node) hasLiveLeader() bool {
+	return n.role == RoleLeader || (n.role == RoleFollower && n.hasFetchedFromLeader)
+}
 
 // stepRequest answers a peer's request. Each handler applies the common
 // checks and epoch rules, then passes what is left to the role: the vote
@@ -115,11 +147,14 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 	if p.CandidateID < 0 {
 		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
 	}
-	// A standard vote for a later epoch moves this node there first, from
-	// any candidate, even one outside the voter set: under KIP-853 this
-	// node's voter set may be older than the candidate's. A pre-vote never
-	// moves it (KIP-996: a pre-vote changes nothing on the receiver; Apache
-	// moves anyway, so one forged pre-vote unseated its leader).
+	if n.refuseLaterVote(p.CandidateID, p.CandidateEpoch, preVote) {
+		return n.buildVoteResponse(req.Version, errNone, false)
+	}
+	// A standard vote for a later epoch moves this node there first, even
+	// from a candidate outside the voter set: under KIP-853 this node's
+	// voter set may be older than the candidate's. A pre-vote never moves
+	// it (KIP-996: a pre-vote changes nothing on the receiver; Apache moves
+	// anyway, so one forged pre-vote unseated its leader).
 	ahead := preVote && p.CandidateEpoch > n.epoch
 	if !preVote && p.CandidateEpoch > n.epoch {
 		n.becomeUnattached(p.CandidateEpoch, -1)
@@ -143,6 +178,30 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 		return n.aheadOfVote(n.buildVoteResponse(req.Version, errNone, ask.upToDate), true, p.CandidateEpoch)
 	}
 	return n.buildVoteResponse(req.Version, errNone, n.rules().grantVote(n, ask))
+}
+
+// refuseLaterVote reports whether a Vote for a later epoch than this
+// node's is refused without moving the node. The candidacy must be within
+// maxEpochStep (a pre-vote names the prospective's epoch; its candidacy
+// will take the next). A standard Vote from a candidate outside this
+// node's voter set is also refused while the node has a live leader: it
+// may be a voter of a newer set (KIP-853), but a majority lost its leader
+// before a real candidate stands (pre-vote), and this node, still hearing
+// from its leader, would not have granted that pre-vote either. It is the
+// Raft thesis's rule (4.2.3) for the one sender KIP-853 makes us trust
+// blindly; without it one forged Vote unseats a healthy leader.
+func (n *Node) refuseLaterVote(candidate, epoch int32, preVote bool) bool {
+	if epoch <= n.epoch {
+		return false
+	}
+	if preVote {
+		return !n.withinStep(epoch + 1)
+	}
+	if !n.withinStep(epoch) {
+		return true
+	}
+	_, known := n.voterSet.Get(candidate)
+	return !known && n.hasLiveLeader()
 }
 
 // aheadOfVote makes the answer to a pre-vote for a later epoch than the
@@ -236,6 +295,11 @@ func (n *Node) validateVoterOnly(remote, epoch int32) int16 {
 		return errFencedLeaderEpoch
 	case remote < 0 || epoch > maxEpoch:
 		return errInvalidRequest
+	case !n.withinStep(epoch):
+		// Newer than this node can be moved to by a request
+		// (maxEpochStep); its answer carries the node's own epoch, which
+		// the sender drops as stale.
+		return errUnknownLeaderEpoch
 	}
 	return errNone
 }

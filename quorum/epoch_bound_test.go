@@ -195,17 +195,38 @@ func TestRequestAtMaxEpochIsRefused(t *testing.T) {
 	}
 }
 
-// TestRequestBelowMaxEpochIsTaken: the largest epoch a peer may name,
-// math.MaxInt32-1, is still taken as before; the node can stand from it.
-func TestRequestBelowMaxEpochIsTaken(t *testing.T) {
-	n := followerAt5(t)
-	drainAll(n)
-	msgs, hss := stepAndDrain(t, n, quorum.Message{From: 3, To: 2, ReqID: 1, Request: beginQuorumAt(3, math.MaxInt32-1)})
-	if code := answerCode(msgs); code != 0 {
-		t.Fatalf("answer error code %d, want 0", code)
+// TestRequestMovesEpochAtMostTwo: a request moves a node at most two
+// epochs (issue 34); one naming a later epoch, up to math.MaxInt32-1, is
+// answered UNKNOWN_LEADER_EPOCH with the node's own epoch and changes
+// nothing, whichever voter it names.
+func TestRequestMovesEpochAtMostTwo(t *testing.T) {
+	for _, epoch := range []int32{6, 7} {
+		n := followerAt5(t)
+		drainAll(n)
+		msgs, hss := stepAndDrain(t, n, quorum.Message{From: 3, To: 2, ReqID: 1, Request: beginQuorumAt(3, epoch)})
+		if code := answerCode(msgs); code != 0 {
+			t.Fatalf("epoch %d: answer error code %d, want 0", epoch, code)
+		}
+		if s := n.Status(); s.Epoch != epoch || s.LeaderID != 3 || len(hss) == 0 {
+			t.Fatalf("epoch %d: status %+v, persisted %+v; want following 3 in epoch %d", epoch, s, hss, epoch)
+		}
 	}
-	if s := n.Status(); s.Epoch != math.MaxInt32-1 || s.LeaderID != 3 || len(hss) == 0 {
-		t.Fatalf("status %+v, persisted %+v; want following 3 in epoch MaxInt32-1", s, hss)
+	for _, epoch := range []int32{8, 1000, 1 << 30, math.MaxInt32 - 2, math.MaxInt32 - 1} {
+		for _, req := range []kmsg.Request{beginQuorumAt(3, epoch), endQuorumAt(3, epoch), voteAt(3, epoch, 10, 5, false), voteAt(3, epoch-1, 10, 5, true)} {
+			n := followerAt5(t)
+			drainAll(n)
+			msgs, hss := stepAndDrain(t, n, quorum.Message{From: 3, To: 2, ReqID: 1, Request: req})
+			want := int16(75) // UNKNOWN_LEADER_EPOCH
+			if _, ok := req.(*kmsg.VoteRequest); ok {
+				want = 0 // a plain refusal
+			}
+			if code := answerCode(msgs); code != want {
+				t.Errorf("%T at %d: answer error code %d, want %d", req, epoch, code, want)
+			}
+			if s := n.Status(); s.Epoch != 5 || s.LeaderID != 1 || len(hss) > 0 {
+				t.Errorf("%T at %d: status %+v, persisted %+v; want following 1 in epoch 5", req, epoch, s, hss)
+			}
+		}
 	}
 }
 

@@ -4,7 +4,6 @@
 package quorum
 
 import (
-	"math"
 	"slices"
 )
 
@@ -94,7 +93,7 @@ func (n *Node) becomeUnattached(epoch int32, leader int32) {
 // its own candidacy gets there, or quorum-state written by a version that
 // took a forged epoch) stays where it is: there is no epoch left to elect
 // a leader in, and an overflowed one would go negative.
-func (n *Node) canStand() bool { return n.epoch < math.MaxInt32 }
+func (n *Node) canStand() bool { return n.epoch < LastEpoch }
 
 // becomeProspective starts a pre-vote (KIP-996): no epoch bump, nothing
 // persisted.
