@@ -148,7 +148,10 @@ func (n *Node) handleVote(req *kmsg.VoteRequest) *kmsg.VoteResponse {
 		return n.buildVoteResponse(req.Version, errInvalidRequest, false)
 	}
 	if n.refuseLaterVote(p.CandidateID, p.CandidateEpoch, preVote) {
-		return n.buildVoteResponse(req.Version, errNone, false)
+		// Answered from the candidate's epoch, as a refusal it counts: an
+		// answer from this node's older epoch would be dropped as stale,
+		// and the candidate would ask again at once, without end.
+		return n.aheadOfVote(n.buildVoteResponse(req.Version, errNone, false), true, p.CandidateEpoch)
 	}
 	// A standard vote for a later epoch moves this node there first, even
 	// from a candidate outside the voter set: under KIP-853 this node's
@@ -284,6 +287,12 @@ func (n *Node) checkLeaderNotice(notice leaderNotice) (topLevel, code int16) {
 	}
 	if code := n.validateVoterOnly(notice.leader, notice.epoch); code != errNone {
 		return errNone, code
+	}
+	if notice.epoch == n.epoch && n.leaderID >= 0 && notice.leader != n.leaderID {
+		// A second leader of this node's epoch. From a peer's answer that
+		// is a broken quorum (maybeTransition stops the node), but anyone
+		// can send a request naming any leader: refuse it, change nothing.
+		return errNone, errInvalidRequest
 	}
 	n.maybeTransition(notice.leader, notice.epoch)
 	return errNone, errNone

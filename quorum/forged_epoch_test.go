@@ -66,34 +66,36 @@ func TestForgedRequestsLeaveQuorumLive(t *testing.T) {
 	_, e0 := newForgeEnv(t).waitLeader(t, 30000)
 	epochs := forgedEpochs(e0, rng)
 	for _, kind := range forgedKinds {
-		for i, epoch := range epochs {
-			// Alternate the target and the id claimed, over the epochs:
-			// the leader and a follower, node 99 (no voter) and a voter.
-			toLeader, claimVoter := i%2 == 0, (i/2)%2 == 0
-			name := fmt.Sprintf("%s/epoch=%d/leader=%v/voter=%v", kind.name, epoch, toLeader, claimVoter)
-			t.Run(name, func(t *testing.T) {
-				env := newForgeEnv(t)
-				leader, e0 := env.waitLeader(t, 30000)
-				target, claimed := leader, int32(99)
-				others := env.otherThan(leader)
-				if !toLeader {
-					target = others[0]
-				}
-				if claimVoter {
-					claimed = others[len(others)-1]
-				}
-				st := env.nodes[target].Status()
-				req := kind.build(epoch, claimed, leader, st.EndOffset, st.LastEpoch)
-				env.forge(target, req)
-				env.checkLive(t, e0, "after the request")
-				for _, id := range env.ids() {
-					if err := env.nodes[id].Restart(); err != nil {
-						t.Fatalf("restart n%d: %v", id, err)
+		for _, epoch := range epochs {
+			// To the leader and to a follower, from node 99 (no voter) and
+			// as a voter.
+			for _, tc := range [][2]bool{{true, false}, {true, true}, {false, false}, {false, true}} {
+				toLeader, claimVoter := tc[0], tc[1]
+				name := fmt.Sprintf("%s/epoch=%d/leader=%v/voter=%v", kind.name, epoch, toLeader, claimVoter)
+				t.Run(name, func(t *testing.T) {
+					env := newForgeEnv(t)
+					leader, e0 := env.waitLeader(t, 30000)
+					target, claimed := leader, int32(99)
+					others := env.otherThan(leader)
+					if !toLeader {
+						target = others[0]
 					}
-					env.nodes[id] = env.track(env.nodes[id].Node)
-				}
-				env.checkLive(t, e0, "after every node restarted")
-			})
+					if claimVoter {
+						claimed = others[len(others)-1]
+					}
+					st := env.nodes[target].Status()
+					req := kind.build(epoch, claimed, leader, st.EndOffset, st.LastEpoch)
+					env.forge(target, req)
+					env.checkLive(t, e0, "after the request")
+					for _, id := range env.ids() {
+						if err := env.nodes[id].Restart(); err != nil {
+							t.Fatalf("restart n%d: %v", id, err)
+						}
+						env.nodes[id] = env.track(env.nodes[id].Node)
+					}
+					env.checkLive(t, e0, "after every node restarted")
+				})
+			}
 		}
 	}
 }
@@ -191,6 +193,9 @@ func (e *interactionEnv) checkLive(t *testing.T, e0 int32, when string) {
 			longest = max(longest, without)
 		}
 		for _, id := range e.ids() {
+			if e.nodes[id].fatal {
+				t.Fatalf("%s: n%d stopped on a fatal error:%s", when, id, e.statusLine())
+			}
 			if ep := e.nodes[id].Status().Epoch; ep > e0+forgedEpochSlack || ep < 0 {
 				t.Fatalf("%s: n%d is at epoch %d, the quorum was at %d:%s", when, id, ep, e0, e.statusLine())
 			}
