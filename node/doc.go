@@ -23,6 +23,10 @@
 // drives a Node with Runner (goroutines, channels, the wall clock); the
 // simulator (node/sim) drives the same Node from one goroutine over MemFS.
 //
+// Start-up (OpenDisk) refuses a directory it must not run from, saying
+// what to do: an unformatted or lost log, a corrupt closed segment, and a
+// quorum-state at the last epoch (epoch_check.go).
+//
 // A Node must never open a socket, read the wall clock or global randomness,
 // or start a goroutine of its own; every method but Status and the
 // constructors is for the one goroutine that drives it.
