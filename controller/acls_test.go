@@ -70,9 +70,9 @@ func TestCreateACLsValidatesAndWrites(t *testing.T) {
 	if n := c.ctl.ACLs().Len(); n != 2 {
 		t.Fatalf("%d ACLs committed, want 2", n)
 	}
-	before := l.next
-	if r := stepCreateACLs(t, c, l, good); r[0] != nil || l.next != before {
-		t.Fatalf("re-creating an ACL: %v, %d records written", r[0], l.next-before)
+	before := l.records()
+	if r := stepCreateACLs(t, c, l, good); r[0] != nil || l.records() != before {
+		t.Fatalf("re-creating an ACL: %v, %d records written", r[0], l.records()-before)
 	}
 	// CIDR hosts from 4.4-IV1.
 	c, l = newStepCore(t, 3)

@@ -282,7 +282,7 @@ func (c *Core) controlledShutdownRecords(im *metadata.Image, id int32, b metadat
 // the next. It answers whether it fenced one (call again if so).
 func (c *Core) FenceStaleBrokers(now time.Time, answer func(fenced bool, err error)) {
 	fenced := false
-	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
+	c.execLocal(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		for _, id := range c.sessions.expired(c.now) {
 			b, ok := im.Brokers[id]
 			if !ok {

@@ -188,6 +188,37 @@ func (q *fakeQuorum) end() int64 {
 	return q.next
 }
 
+// records counts the records in the log that are not NoOps: what an
+// operation wrote, leaving out the NoOps that confirm leadership.
+func (q *fakeQuorum) records() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return countRecords(q.log)
+}
+
+// heldWrites counts the held appends that carry more than NoOps.
+func (q *fakeQuorum) heldWrites() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, h := range q.held {
+		if countRecords(h.recs) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func countRecords(recs []metadata.Record) int {
+	n := 0
+	for _, r := range recs {
+		if _, noOp := r.(*metadata.NoOpRecord); !noOp {
+			n++
+		}
+	}
+	return n
+}
+
 func (q *fakeQuorum) heldCount() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -650,12 +681,13 @@ func TestPartitionChangeWithElr(t *testing.T) {
 	}
 }
 
-// A heartbeat that writes nothing while nothing is pending is answered
-// before StartBrokerHeartbeat returns, so the server can answer it on the
-// connection's goroutine; one that writes, or that reads a write not yet
-// committed, is answered only once that has committed.
-func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// A heartbeat is answered only once a write made after it has committed,
+// so a deposed leader cannot answer one: a heartbeat that writes nothing
+// waits for the NoOp that confirms the leadership, and those that come
+// while that NoOp is in flight share the next one; a heartbeat that writes
+// waits for its own records.
+func TestBrokerHeartbeatWaitsForProofOfLeadership(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, q, _ := newTestController(t, 27)
 	epoch1 := register(t, c, q, 1)
@@ -663,23 +695,46 @@ func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	steady := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
-	if !steady.Ready() {
-		t.Fatal("a heartbeat that changes nothing was not answered at once")
-	}
-	if resp, err := steady.Wait(ctx); err != nil || resp.IsFenced {
-		t.Fatalf("steady heartbeat: %v %+v", err, resp)
-	}
-
 	q.mu.Lock()
 	q.hold = true
 	q.mu.Unlock()
+	waitHeldCount := func(n int) {
+		t.Helper()
+		for q.heldCount() < n {
+			if ctx.Err() != nil {
+				t.Fatalf("%d appends held, want %d", q.heldCount(), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	first := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
+	waitHeldCount(1)
+	more := []*Answer[*kmsg.BrokerHeartbeatResponse]{
+		c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false)),
+		c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false)),
+	}
+	if first.Ready() || q.heldCount() != 1 || q.heldWrites() != 0 {
+		t.Fatalf("steady heartbeats: answered %v with %d appends held (%d writing); want unanswered, one NoOp", first.Ready(), q.heldCount(), q.heldWrites())
+	}
+	q.commit(1)
+	if resp, err := first.Wait(ctx); err != nil || resp.IsFenced {
+		t.Fatalf("steady heartbeat: %v %+v", err, resp)
+	}
+	waitHeldCount(1) // the NoOp the two later heartbeats share
+	if more[0].Ready() || more[1].Ready() {
+		t.Fatal("heartbeats built after the NoOp was written were answered by it")
+	}
+	q.commit(1)
+	for _, a := range more {
+		if resp, err := a.Wait(ctx); err != nil || resp.IsFenced {
+			t.Fatalf("later steady heartbeat: %v %+v", err, resp)
+		}
+	}
+
 	unfence := c.StartBrokerHeartbeat(heartbeat(2, epoch2, q.end(), false, false))
 	behind := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
-	for q.heldCount() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitHeldCount(2)
 	if unfence.Ready() || behind.Ready() {
 		t.Fatalf("answered before the unfencing record committed: unfence %v, the heartbeat behind it %v", unfence.Ready(), behind.Ready())
 	}
@@ -687,14 +742,16 @@ func TestStartBrokerHeartbeatAnswersAtOnceOnlyWhatNeedsNoCommit(t *testing.T) {
 	if resp, err := unfence.Wait(ctx); err != nil || resp.IsFenced {
 		t.Fatalf("unfencing heartbeat: %v %+v", err, resp)
 	}
+	if behind.Ready() {
+		t.Fatal("the heartbeat behind the unfence was answered before its NoOp committed")
+	}
+	q.commit(1)
 	if resp, err := behind.Wait(ctx); err != nil || resp.IsFenced {
 		t.Fatalf("heartbeat behind the unfence: %v %+v", err, resp)
 	}
 
 	shutdown := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, true))
-	for q.heldCount() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	waitHeldCount(1)
 	if shutdown.Ready() {
 		t.Fatal("controlled shutdown answered before its records committed")
 	}

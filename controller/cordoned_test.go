@@ -28,11 +28,11 @@ func TestCordonedLogDirs(t *testing.T) {
 		hb := heartbeat(1, epochs[1], q.end(), false, false)
 		hb.SetVersion(2)
 		hb.CordonedLogDirs = dirs
-		before := q.end()
+		before := q.records()
 		if _, err := c.BrokerHeartbeat(ctx, hb); err != nil {
 			t.Fatal(err)
 		}
-		return int(q.end() - before)
+		return q.records() - before
 	}
 	dir := [16]byte{0: 0x10, 1: 1, 2: 1}
 	if n := cordon([][16]byte{dir}); n != 1 {
@@ -87,12 +87,12 @@ func TestCordonedLogDirsIgnoredBefore43(t *testing.T) {
 	hb := heartbeat(1, e, q.end(), false, false)
 	hb.SetVersion(2)
 	hb.CordonedLogDirs = [][16]byte{{0: 0x10, 1: 1, 2: 1}}
-	before := q.end()
+	before := q.records()
 	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil {
 		t.Fatal(err)
 	}
-	if q.end() != before || c.image.Brokers[1].CordonedLogDirs != nil || c.image.Brokers[1].Version != 3 {
-		t.Fatalf("at 4.2-IV1: %d records, cordoned %v, RegisterBrokerRecord v%d", q.end()-before, c.image.Brokers[1].CordonedLogDirs, c.image.Brokers[1].Version)
+	if q.records() != before || c.image.Brokers[1].CordonedLogDirs != nil || c.image.Brokers[1].Version != 3 {
+		t.Fatalf("at 4.2-IV1: %d records, cordoned %v, RegisterBrokerRecord v%d", q.records()-before, c.image.Brokers[1].CordonedLogDirs, c.image.Brokers[1].Version)
 	}
 }
 

@@ -54,9 +54,12 @@ type Core struct {
 	// upgrade kraft.version on their way into the log (UpdateFeatures).
 	kraftUpgrade *kraftUpgrade
 
-	queue   []*operation // operations not yet built, in arrival order
-	answers []func()     // answers due, in order
-	busy    bool         // drive is running (an answer may call back in)
+	queue []*operation // operations not yet built, in arrival order
+	// confirming holds the answers of operations that wrote nothing until
+	// a write handed to the log after they were built commits (confirm.go).
+	confirming confirmations
+	answers    []func() // answers due, in order
+	busy       bool     // drive is running (an answer may call back in)
 
 	// placement caches the brokers new replicas may go to, for one image
 	// at one broker generation (see candidates).
@@ -74,6 +77,9 @@ type Core struct {
 type operation struct {
 	build  func(im *metadata.Image) ([]metadata.Record, error)
 	finish func(w written, err error)
+	// local is set for the core's own timed work, whose answer never
+	// leaves the node and so needs no proof that this node still leads.
+	local bool
 }
 
 // written is where an operation's effects end in the log: first and last
@@ -111,6 +117,15 @@ func (c *Core) observe(now time.Time) {
 func (c *Core) exec(now time.Time, build func(im *metadata.Image) ([]metadata.Record, error), finish func(written, error)) {
 	c.observe(now)
 	c.queue = append(c.queue, &operation{build: build, finish: finish})
+	c.drive()
+}
+
+// execLocal is exec for the core's timed work: an operation that writes
+// nothing is answered without waiting for a proof of leadership, since
+// its answer stays on this node.
+func (c *Core) execLocal(now time.Time, build func(im *metadata.Image) ([]metadata.Record, error), finish func(written, error)) {
+	c.observe(now)
+	c.queue = append(c.queue, &operation{build: build, finish: finish, local: true})
 	c.drive()
 }
 
@@ -173,19 +188,29 @@ func (c *Core) step(op *operation) bool {
 		c.answer(op, nothingWritten, ErrNotController)
 		return true
 	}
+	if !op.local {
+		c.confirmThenAnswer(op, err)
+		return true
+	}
 	latest := c.pipe.latest()
 	if latest == nil {
 		c.answer(op, nothingWritten, err)
 		return true
 	}
-	latest.waiters = append(latest.waiters, func(w *pendingWrite) {
+	c.answerAfter(latest, op, err)
+	return true
+}
+
+// answerAfter answers op, which wrote nothing, once w has settled: with
+// result if w committed, else with w's failure.
+func (c *Core) answerAfter(w *pendingWrite, op *operation, result error) {
+	w.waiters = append(w.waiters, func(w *pendingWrite) {
 		if w.err != nil {
 			c.answer(op, nothingWritten, w.err)
 			return
 		}
-		c.answer(op, written{-1, w.last()}, err)
+		c.answer(op, written{-1, w.last()}, result)
 	})
-	return true
 }
 
 // submit applies an operation's records to the speculative image and
@@ -236,6 +261,10 @@ func (c *Core) submit(op *operation, records []metadata.Record, upgrade *kraftUp
 		// image does.
 		c.spec = nil
 		c.done(w, -1, err)
+		return
+	}
+	if upgrade == nil { // a refused upgrade writes nothing, so proves nothing
+		c.confirmBy(w)
 	}
 }
 

@@ -109,6 +109,21 @@ func (l *stepLog) lose() {
 	}
 }
 
+// records counts the records in the log that are not NoOps.
+func (l *stepLog) records() int {
+	n := 0
+	for _, b := range l.encoded {
+		rec, err := metadata.DecodeValue(b)
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		if _, noOp := rec.(*metadata.NoOpRecord); !noOp {
+			n++
+		}
+	}
+	return n
+}
+
 // write commits records from another writer (the node's activation).
 func (l *stepLog) write(recs ...metadata.Record) {
 	for _, r := range recs {
@@ -190,11 +205,12 @@ func TestCoreAnswersInCommitOrder(t *testing.T) {
 	}
 	stepCreate(c, stepEpoch, "t0", 1, 1, &order) // a read of t0 in flight
 	l.take()
-	if len(l.taken) != 3 || len(order) != 0 {
-		t.Fatalf("%d writes taken, answers %v; want 3 and none", len(l.taken), order)
+	if len(l.taken) != 4 || len(order) != 0 {
+		t.Fatalf("%d writes taken, answers %v; want 3 and the read's NoOp, and none", len(l.taken), order)
 	}
-	want := [][]string{{"t0:0"}, {"t0:0", "t1:0"}, {"t0:0", "t1:0", "t2:0", fmt.Sprintf("t0:%d", kerr.TopicAlreadyExists.Code)}}
-	for i := range 3 {
+	// The read is answered only once the NoOp written after it commits.
+	want := [][]string{{"t0:0"}, {"t0:0", "t1:0"}, {"t0:0", "t1:0", "t2:0"}, {"t0:0", "t1:0", "t2:0", fmt.Sprintf("t0:%d", kerr.TopicAlreadyExists.Code)}}
+	for i := range 4 {
 		l.commit(1)
 		if fmt.Sprint(order) != fmt.Sprint(want[i]) {
 			t.Fatalf("after %d commits: answers %v, want %v", i+1, order, want[i])
@@ -219,8 +235,8 @@ func TestCoreLeadershipLossFailsPending(t *testing.T) {
 	regErr := error(nil)
 	c.RegisterBroker(stepEpoch, registration(2, 1), func(_ int64, err error) { regErr = err })
 	stepCreate(c, stepEpoch, "queued", 1, 1, &order) // waits for the registration's offset
-	if len(l.queued) != 1 {
-		t.Fatalf("%d proposals queued, want only the registration", len(l.queued))
+	if len(l.queued) != 2 {
+		t.Fatalf("%d proposals queued, want the read's NoOp and the registration", len(l.queued))
 	}
 	l.lose()
 	nc := kerr.NotController.Code
@@ -351,5 +367,58 @@ func TestTopicIDsAreV4FromTheInjectedSource(t *testing.T) {
 	// Even a source of zeros yields an id that is not the zero id.
 	if id := newTopicID(bytes.NewReader(make([]byte, 16))); id == ([16]byte{}) || reservedDir(metadata.Uuid(id)) {
 		t.Fatalf("reserved id %x", id)
+	}
+}
+
+// A leader cut off from the quorum does not know that another has been
+// elected and has created topic b. Its image still lacks b, so it must not
+// answer a DeleteTopics of b with UNKNOWN_TOPIC_OR_PARTITION (nor a
+// CreateTopics of a, which it has, with TOPIC_ALREADY_EXISTS): each answer
+// waits for a NoOp written after the request to commit, and when the
+// leadership turns out lost, both fail with NOT_CONTROLLER.
+func TestDeposedLeaderAnswersNothingFromItsImage(t *testing.T) {
+	c, l := newStepCore(t, 1)
+	stepRegister(t, c, l, 1, "a")
+	var order []string
+	stepCreate(c, stepEpoch, "a", 1, 1, &order)
+	l.settle()
+
+	stepCreate(c, stepEpoch, "a", 1, 1, &order)
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	del.SetVersion(6)
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = kmsg.StringPtr("b")
+	del.Topics = append(del.Topics, dt)
+	c.DeleteTopics(stepEpoch, del, func(r *kmsg.DeleteTopicsResponse, err error) {
+		if err != nil {
+			order = append(order, fmt.Sprintf("delete-b:%d", code(err)))
+			return
+		}
+		order = append(order, fmt.Sprintf("delete-b:%d", r.Topics[0].ErrorCode))
+	})
+	if fmt.Sprint(order) != "[a:0]" {
+		t.Fatalf("answered from the image before any proof of leadership: %v", order)
+	}
+	l.take()
+	if before := l.records(); len(l.taken) != 1 || len(l.taken[0].recs) != 1 {
+		t.Fatalf("%d appends taken (%d records besides NoOps); want one NoOp for both refusals", len(l.taken), before)
+	}
+	l.lose()
+	l.take() // the NoOp the delete waited for, proposed as the first failed
+	nc := kerr.NotController.Code
+	if want := fmt.Sprint([]string{"a:0", fmt.Sprintf("a:%d", nc), fmt.Sprintf("delete-b:%d", nc)}); fmt.Sprint(order) != want {
+		t.Fatalf("answers %v, want %s", order, want)
+	}
+
+	// Leading again, the same refusals are given once their NoOp commits.
+	l.leader, l.epoch = true, 2
+	order = nil
+	stepCreate(c, stepEpoch, "a", 1, 1, &order)
+	if len(order) != 0 {
+		t.Fatalf("answered before the NoOp committed: %v", order)
+	}
+	l.settle()
+	if want := fmt.Sprintf("[a:%d]", kerr.TopicAlreadyExists.Code); fmt.Sprint(order) != want {
+		t.Fatalf("answers %v, want %s", order, want)
 	}
 }

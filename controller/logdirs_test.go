@@ -108,9 +108,9 @@ func TestLogDirAssignmentAndFailure(t *testing.T) {
 	if !ok || change.GetVersion() != 2 || change.Fenced != 0 || change.InControlledShutdown != 0 {
 		t.Errorf("last record %#v; want a v2 registration change with only log dirs", q.log[len(q.log)-1])
 	}
-	before := len(q.log)
-	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil || len(q.log) != before {
-		t.Errorf("the same report again wrote %d records (%v)", len(q.log)-before, err)
+	before := q.records()
+	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil || q.records() != before {
+		t.Errorf("the same report again wrote %d records (%v)", q.records()-before, err)
 	}
 	// Broker 1's replica of partition 0 sits in the failed directory: no
 	// election picks it, even from an ISR that holds it.
@@ -141,9 +141,9 @@ func TestLogDirsNeedMetadataVersion37IV2(t *testing.T) {
 	}
 	hb := heartbeat(1, e1, q.end(), false, false)
 	hb.OfflineLogDirs = [][16]byte{{0: 0x10, 1: 1, 2: 1}}
-	before := len(q.log)
-	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil || len(q.log) != before {
-		t.Errorf("offline directories below 3.7-IV2 wrote %d records (%v)", len(q.log)-before, err)
+	before := q.records()
+	if _, err := c.BrokerHeartbeat(ctx, hb); err != nil || q.records() != before {
+		t.Errorf("offline directories below 3.7-IV2 wrote %d records (%v)", q.records()-before, err)
 	}
 }
 

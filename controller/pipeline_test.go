@@ -129,7 +129,7 @@ func TestSpeculativeValidation(t *testing.T) {
 	waitHeld(t, q, 1)
 	second := startCreate(c, "dup")
 	notAnswered(t, second, "the second create")
-	if got := q.heldCount(); got != 1 {
+	if got := q.heldWrites(); got != 1 {
 		t.Fatalf("the second create wrote records: %d appends pending", got)
 	}
 	// A CreatePartitions for the topic in flight finds it too.
@@ -145,8 +145,8 @@ func TestSpeculativeValidation(t *testing.T) {
 		}
 		grow <- err
 	}()
-	waitHeld(t, q, 2)
-	q.commit(2)
+	waitHeld(t, q, 3) // the first create, the second's NoOp, the new partition
+	q.commit(3)
 	if r := answer(t, first); r.err != nil || r.code != 0 {
 		t.Fatalf("first create: %+v", r)
 	}

@@ -94,11 +94,11 @@ func TestClientQuotasRoundTrip(t *testing.T) {
 			t.Fatalf("entry %v: %d %s", e.Entity, e.ErrorCode, deref(e.ErrorMessage))
 		}
 	}
-	before := len(q.log)
+	before := q.records()
 	alterQuotas(t, c, true, quotaEntry(alice, setQuota("producer_byte_rate", 1)))
 	alterQuotas(t, c, false, quotaEntry(alice, setQuota("producer_byte_rate", 1024), removeQuota("consumer_byte_rate")))
-	if len(q.log) != before {
-		t.Errorf("validate-only and unchanged alterations wrote %d records", len(q.log)-before)
+	if q.records() != before {
+		t.Errorf("validate-only and unchanged alterations wrote %d records", q.records()-before)
 	}
 	aliceKey := metadata.NewQuotaEntity([]metadata.ClientQuotaRecordEntityData{{EntityType: "client-id", EntityName: strp("app")}, {EntityType: "user", EntityName: strp("alice")}})
 	if got := committedQuotas(c)[aliceKey]; got["producer_byte_rate"] != 1024 || got["request_percentage"] != 12.5 {

@@ -35,11 +35,10 @@ func (s *Server) handleBrokerHeartbeat(r *Request) (kmsg.Response, error) {
 }
 
 // startBrokerHeartbeat gives the controller the heartbeat from the
-// connection's goroutine. The controller answers at once a heartbeat that
-// writes nothing while no write is pending, which is nearly every
-// heartbeat of a steady fleet, so those cost no hand-off between
-// goroutines; one that waits for a commit (an unfence, a fence, controlled
-// shutdown) is waited for on a goroutine of its own, as before.
+// connection's goroutine. Every heartbeat the controller accepts waits
+// for a commit (its own records, or the NoOp that proves this node still
+// leads), on a goroutine of its own; one refused at once (not the
+// controller) is answered without that hand-off.
 func (s *Server) startBrokerHeartbeat(r *Request) (kmsg.Response, handlerFunc) {
 	req := r.Body.(*kmsg.BrokerHeartbeatRequest)
 	ctl := s.controllerOf()
