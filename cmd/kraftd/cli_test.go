@@ -110,6 +110,28 @@ func TestCommandLine(t *testing.T) {
 		}
 	})
 
+	// Apache 4.4's format names the metadata directory by whether it
+	// holds voters: "dynamic metadata voter directory" with them, else
+	// "metadata directory" (static voters or --no-initial-controllers).
+	t.Run("format names the metadata directory as Apache 4.4 does", func(t *testing.T) {
+		id := strings.TrimSpace(mustRun(t, bin, "random-uuid"))
+		for _, tc := range []struct{ extra, flag, want string }{
+			{"", "--standalone", "dynamic metadata voter directory"},
+			{"", "--initial-controllers=1@127.0.0.1:9093:" + id, "dynamic metadata voter directory"},
+			{"controller.quorum.bootstrap.servers=127.0.0.1:9093\n", "--no-initial-controllers", "metadata directory"},
+			{"controller.quorum.voters=1@127.0.0.1:9093\n", "", "metadata directory"},
+		} {
+			args := []string{"format", "--config", writeConfig(t, tc.extra), "--cluster-id", id}
+			if tc.flag != "" {
+				args = append(args, tc.flag)
+			}
+			out := mustRun(t, bin, args...)
+			if !regexp.MustCompile(`^Formatting ` + tc.want + ` /\S+ with metadata.version`).MatchString(out) {
+				t.Errorf("format %s: printed %q, want Formatting %s", tc.flag, out, tc.want)
+			}
+		}
+	})
+
 	t.Run("format needs a quorum flag without static voters", func(t *testing.T) {
 		conf := writeConfig(t, "")
 		out, code := run(t, bin, "format", "--config", conf, "--cluster-id", "q1Sh-9_ISia_zwGINzRvyQ")

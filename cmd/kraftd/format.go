@@ -159,9 +159,9 @@ func runFormat(c *cli.Context) error {
 		case isMeta && len(voters) > 0:
 			kind = "dynamic metadata voter directory"
 			f.Voters, f.KRaftVersion = votersRecord(voters), kraftVersion
-		case isMeta && c.Bool("no-initial-controllers"):
-			kind = "dynamic metadata directory"
 		case isMeta:
+			// Apache 4.4 names a --no-initial-controllers directory so too:
+			// only a directory with voters is "dynamic ... voter".
 			kind = "metadata directory"
 		}
 		fmt.Printf("Formatting %s %s with metadata.version %s.\n", kind, dir, controller.MetadataVersionName(mv))
