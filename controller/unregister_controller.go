@@ -13,10 +13,17 @@ import (
 // longer a voter (UnregisterController, key 94, KIP-1312, from
 // metadata.version 4.4-IV2), as Apache's QuorumController and
 // ClusterControlManager.unregisterController do: a voter may not be
-// unregistered, nor a controller that is not registered. isVoter answers
-// from the quorum's current voter set, which the controller does not hold.
+// unregistered, nor a controller that is not registered. The active
+// controller's own id is refused first, in Apache's words (its
+// QuorumController checks nothing before it); Apache has no voter check
+// at all, kraftd keeps one for the other voters, so that a voter stays
+// counted. isVoter answers from the quorum's current voter set, which the
+// controller does not hold.
 func (c *Core) UnregisterController(now time.Time, id int32, isVoter func(int32) bool, answer func(error)) {
 	c.exec(now, func(im *metadata.Image) ([]metadata.Record, error) {
+		if id == c.settings.NodeID {
+			return nil, apiErr(kerr.InvalidRequest.Code, "Controller cannot unregister itself while it is active.")
+		}
 		if isVoter(id) {
 			return nil, apiErr(kerr.InvalidRequest.Code, "Cannot unregister controller %d because it is part of the voter set.", id)
 		}

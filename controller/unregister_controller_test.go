@@ -23,6 +23,11 @@ func TestUnregisterController(t *testing.T) {
 		{LatestMetadataVersion, 3000, true, true, kerr.InvalidRequest.Code},
 		{LatestMetadataVersion, 3000, false, false, kerr.ControllerIDNotRegistered.Code},
 		{32, 3000, false, true, kerr.UnsupportedVersion.Code},
+		// The active controller itself: refused before any other check,
+		// whatever the metadata.version, voter or not, registered or not.
+		{LatestMetadataVersion, selfID, true, true, kerr.InvalidRequest.Code},
+		{LatestMetadataVersion, selfID, false, false, kerr.InvalidRequest.Code},
+		{32, selfID, false, false, kerr.InvalidRequest.Code},
 	} {
 		c, _, _ := newTestController(t, tc.mv)
 		if tc.register {
@@ -36,9 +41,15 @@ func TestUnregisterController(t *testing.T) {
 		if got := code(err); got != tc.want {
 			t.Errorf("%+v: code %d (%v)", tc, got, err)
 		}
+		if _, msg := ErrorCode(err); tc.id == selfID && (msg == nil || *msg != "Controller cannot unregister itself while it is active.") {
+			t.Errorf("%+v: the active controller itself: %v", tc, err)
+		}
 		_, still := c.image.Controllers[tc.id]
 		if still != (tc.register && tc.want != 0) {
 			t.Errorf("%+v: registration left=%v", tc, still)
 		}
 	}
 }
+
+// selfID is the node id newTestController's controller runs as.
+const selfID int32 = 1

@@ -4,9 +4,11 @@ package server
 //
 // Removes the registration of a controller that left the voter set
 // (KIP-1312, Apache 4.4, metadata.version 4.4-IV2), so that DescribeCluster
-// and feature checks stop counting it. A voter is refused with
-// INVALID_REQUEST, an unknown id with CONTROLLER_ID_NOT_REGISTERED, and an
-// older metadata.version with UNSUPPORTED_VERSION.
+// and feature checks stop counting it. The active controller's own id is
+// refused first, as Apache words it ("Controller cannot unregister itself
+// while it is active."), then any other voter (kraftd's rule; Apache has
+// none), both with INVALID_REQUEST; an older metadata.version with
+// UNSUPPORTED_VERSION, an unknown id with CONTROLLER_ID_NOT_REGISTERED.
 
 import (
 	"slices"
