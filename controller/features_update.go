@@ -28,6 +28,8 @@ const (
 // broker and controller supports; a lower level needs a downgrade type;
 // metadata.version goes down only across levels that changed no record
 // (Apache's safe downgrade; it has no unsafe one).
+// A request that sets eligible.leader.replicas.version above 0 also writes
+// the cluster-wide min.insync.replicas ELR needs (elrSafetyRecords).
 // kraft.version belongs to the quorum: an upgrade is handed to it with a
 // NoOp record to wait on (KRaftLog), and it never goes down.
 func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, answer func(*kmsg.UpdateFeaturesResponse, error)) {
@@ -60,6 +62,9 @@ func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, an
 			} else if rec != nil {
 				recs = append(recs, rec)
 			}
+		}
+		if !req.ValidateOnly && asksForELR(req) {
+			recs = append(c.elrSafetyRecords(im), recs...)
 		}
 		if upgrade != nil {
 			// The quorum checks the upgrade (even validate-only) on its
