@@ -26,6 +26,13 @@ type Controller struct {
 	mu      sync.RWMutex
 	image   *metadata.Image
 	applied int64 // offset of the last replayed record, -1 before any
+	// featuresEpoch is ApiVersions' FinalizedFeaturesEpoch: the last
+	// offset of the replay round (a MarkApplied) in which a feature level
+	// changed, or of the snapshot loaded, as Apache's FeaturesPublisher
+	// takes the image's offset only when its features change; -1 before.
+	// featuresMoved says the current round changed one.
+	featuresEpoch int64
+	featuresMoved bool
 	// registerOffsets is the offset of each broker's current
 	// RegisterBrokerRecord: a broker is caught up once its metadata
 	// offset reaches it.
@@ -57,7 +64,7 @@ type Controller struct {
 func New(nodeID int32, bootstrap []metadata.Record) *Controller {
 	image := metadata.NewImage()
 	image.BuildIndexes() // kept up to date by replay, copied by speculate
-	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: image, applied: -1,
+	return &Controller{nodeID: nodeID, bootstrap: bootstrap, image: image, applied: -1, featuresEpoch: -1,
 		registerOffsets: map[int32]int64{}, acls: authz.NewIndex()}
 }
 
@@ -71,8 +78,11 @@ func (c *Controller) Replay(offset int64, rec metadata.Record) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.applied = offset
-	if r, ok := rec.(*metadata.RegisterBrokerRecord); ok {
+	switch r := rec.(type) {
+	case *metadata.RegisterBrokerRecord:
 		c.registerOffsets[r.BrokerId] = offset
+	case *metadata.FeatureLevelRecord:
+		c.featuresEpoch, c.featuresMoved = offset, true
 	}
 	c.countElection(rec)
 	err := c.image.Apply(rec)
@@ -96,6 +106,9 @@ func (c *Controller) MarkApplied(offset int64) {
 	if offset > c.applied {
 		c.applied = offset
 	}
+	if c.featuresMoved {
+		c.featuresEpoch, c.featuresMoved = c.applied, false
+	}
 }
 
 // LoadSnapshot replaces the image with a snapshot's, whose last contained
@@ -105,6 +118,7 @@ func (c *Controller) LoadSnapshot(lastOffset int64, im *metadata.Image) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.image, c.applied = im, lastOffset
+	c.featuresEpoch, c.featuresMoved = lastOffset, false
 	c.acls.Load(im)
 	if c.watchOwn {
 		c.diverged = true // a leader never installs one; but if it did
@@ -136,14 +150,16 @@ func (c *Controller) Applied() int64 {
 	return c.applied
 }
 
-// Features returns the finalized feature levels and the offset they were
-// read at (ApiVersions' FinalizedFeaturesEpoch). Before the log holds any
-// metadata.version, the bootstrap levels are reported, as Apache does.
+// Features returns the finalized feature levels and the offset at which
+// they last changed (ApiVersions' FinalizedFeaturesEpoch, see
+// featuresEpoch): it stays put while other records commit. Before the log
+// holds any metadata.version, the bootstrap levels are reported, as Apache
+// does.
 func (c *Controller) Features() (map[string]int16, int64) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if _, ok := c.image.Features[MetadataVersionFeature]; ok {
-		return maps.Clone(c.image.Features), c.applied
+		return maps.Clone(c.image.Features), c.featuresEpoch
 	}
 	levels := map[string]int16{}
 	for _, rec := range c.bootstrap {

@@ -122,3 +122,46 @@ func TestUpdateFeaturesRefusalWords(t *testing.T) {
 		}
 	}
 }
+
+// The features epoch (ApiVersions' FinalizedFeaturesEpoch) is the last
+// offset of the replay round in which a feature level changed, or of the
+// snapshot loaded, as Apache's FeaturesPublisher reports it: rounds of
+// other records, however many, leave it where it is.
+func TestFeaturesEpochMovesOnlyWithFeatures(t *testing.T) {
+	c := New(1, nil)
+	offset := int64(0)
+	round := func(recs ...metadata.Record) {
+		for _, r := range recs {
+			if err := c.Replay(offset, r); err != nil {
+				t.Fatal(err)
+			}
+			offset++
+		}
+		c.MarkApplied(offset - 1)
+	}
+	epoch := func() int64 { _, e := c.Features(); return e }
+	round(&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 27}, &metadata.NoOpRecord{}, &metadata.NoOpRecord{})
+	if e := epoch(); e != 2 {
+		t.Fatalf("after the bootstrap round: epoch %d, want 2", e)
+	}
+	for i := range 20 {
+		recs := make([]metadata.Record, 1+i%4)
+		for j := range recs {
+			recs[j] = &metadata.NoOpRecord{}
+		}
+		round(recs...)
+		if e := epoch(); e != 2 {
+			t.Fatalf("after %d rounds without a feature change (at offset %d): epoch %d, want 2", i+1, offset-1, e)
+		}
+	}
+	round(&metadata.FeatureLevelRecord{Name: "group.version", FeatureLevel: 1}, &metadata.NoOpRecord{})
+	if e := epoch(); e != offset-1 {
+		t.Fatalf("after a feature change: epoch %d, want %d", e, offset-1)
+	}
+	im := metadata.NewImage()
+	im.Features = map[string]int16{MetadataVersionFeature: 27}
+	c.LoadSnapshot(500, im)
+	if e := epoch(); e != 500 {
+		t.Fatalf("after loading a snapshot at 500: epoch %d", e)
+	}
+}
