@@ -249,9 +249,10 @@ const (
 
 // DescribeClientQuotas answers from the committed image as Apache's
 // ClientQuotasImage.describe does; a bad filter fails the whole request.
-// Apache's controller does not serve this key (brokers answer it from their
-// image); kraftd does, so that a tool pointed at the controller can read
-// what it wrote.
+// No listener serves it: Apache's controller does not list the key
+// (brokers answer it from their image), and since issue 34 neither does
+// kraftd's. It stays as the reader of the image's quotas that brokers
+// built on this package answer with and the tests check writes through.
 func (c *Controller) DescribeClientQuotas(req *kmsg.DescribeClientQuotasRequest) *kmsg.DescribeClientQuotasResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeClientQuotasResponse)
 	exact, typed, err := quotaFilter(req.Components)

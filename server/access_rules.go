@@ -48,11 +48,11 @@ var accessRules = map[int16]accessRule{
 	38: {name: "CreateDelegationToken", items: "CREATE_TOKENS on the owner's USER when the owner is not the requester"},
 	39: {name: "RenewDelegationToken", items: "no ACL: only the token's owner or a renewer (the controller's rule)"},
 	40: {name: "ExpireDelegationToken", items: "no ACL: only the token's owner or a renewer (the controller's rule)"},
+	41: {name: "DescribeDelegationToken", open: true}, // listed, but answered UNKNOWN_SERVER_ERROR, as Apache's controller does
 	43: {name: "ElectLeaders", cluster: authz.OpAlter, refuse: refuseElectLeaders},
 	44: {name: "IncrementalAlterConfigs", items: "ALTER_CONFIGS on CLUSTER for BROKER and CLIENT_METRICS, on the TOPIC or GROUP for those; CLUSTER_ACTION on CLUSTER for BROKER_LOGGER"},
 	45: {name: "AlterPartitionAssignments", cluster: authz.OpAlter},
 	46: {name: "ListPartitionReassignments", cluster: authz.OpDescribe},
-	48: {name: "DescribeClientQuotas", cluster: authz.OpDescribeConfigs}, // brokers answer it in Apache; kraftd's controller too
 	49: {name: "AlterClientQuotas", cluster: authz.OpAlterConfigs, refuse: refuseAlterClientQuotas},
 	50: {name: "DescribeUserScramCredentials", cluster: authz.OpDescribe}, // brokers answer it in Apache; kraftd's controller too
 	51: {name: "AlterUserScramCredentials", cluster: authz.OpAlter, refuse: refuseAlterUserScram},

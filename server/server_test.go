@@ -329,3 +329,26 @@ func TestPeersNegotiateAndDowngrade(t *testing.T) {
 		t.Fatalf("unreachable peer: %+v", r)
 	}
 }
+
+// The keys Apache 4.4's controller lists but does not handle, and those it
+// does not list, as compat.TestAnswersMatchApache compares them in full:
+// DescribeDelegationToken is listed v1-3 and answered UNKNOWN_SERVER_ERROR;
+// DescribeClientQuotas is a broker's and not listed.
+func TestControllerOnlyKeysAsApache(t *testing.T) {
+	s, addr, _ := startServer(t)
+	if r, ok := s.Registry().Lookup(41); !ok || r.Min != 1 || r.Max != 3 {
+		t.Errorf("DescribeDelegationToken: listed %v, versions %d-%d, want 1-3", ok, r.Min, r.Max)
+	}
+	if _, ok := s.Registry().Lookup(48); ok {
+		t.Error("DescribeClientQuotas is listed; Apache's controller does not list it")
+	}
+	c := dial(t, addr)
+	for v := int16(1); v <= 3; v++ {
+		req := kmsg.NewPtrDescribeDelegationTokenRequest()
+		req.SetVersion(v)
+		c.send(req, int32(v))
+		if _, resp := c.recv(req); resp.(*kmsg.DescribeDelegationTokenResponse).ErrorCode != kerr.UnknownServerError.Code {
+			t.Errorf("DescribeDelegationToken v%d: %+v", v, resp)
+		}
+	}
+}
