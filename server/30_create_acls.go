@@ -9,7 +9,10 @@ package server
 // Brokers forward it inside an Envelope (kafka-acls --add). Needs ALTER on
 // the cluster. Each ACL is validated as Apache's controller does and
 // written as an AccessControlEntryRecord; the answer, one result per ACL,
-// comes when the records commit.
+// comes when the records commit. A creation with a filter's pattern type
+// (MATCH or ANY) fails the whole request with UNKNOWN_SERVER_ERROR and no
+// message, nothing written, as on Apache; so does a request refused
+// whole before the ACLs are loaded (refusalMessage).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,7 +27,15 @@ func init() { regKey(30, 1, 3, (*Server).handleCreateAcls) }
 func (s *Server) handleCreateAcls(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateACLsRequest)
 	if s.authorizer == nil {
-		return refuseCreateAcls(req, kerr.SecurityDisabled.Code, "No Authorizer is configured."), nil
+		return refuseCreateAcls(req, kerr.SecurityDisabled.Code, ptr("No Authorizer is configured.")), nil
+	}
+	for _, c := range req.Creations {
+		if p := authz.PatternType(c.ResourcePatternType).Known(); p == authz.PatternMatch || p == authz.PatternAny {
+			// Apache's ResourcePattern refuses to hold a filter's pattern
+			// type, and the exception fails the whole request before any
+			// ACL is written.
+			return refuseCreateAcls(req, kerr.UnknownServerError.Code, nil), nil
+		}
 	}
 	acls := make([]authz.ACL, len(req.Creations))
 	for i, c := range req.Creations {
@@ -41,7 +52,7 @@ func (s *Server) handleCreateAcls(r *Request) (kmsg.Response, error) {
 	}
 	if err != nil {
 		code, msg := controller.ErrorCode(err)
-		return refuseCreateAcls(req, code, deref(msg)), nil
+		return refuseCreateAcls(req, code, ptr(deref(msg))), nil
 	}
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	for _, e := range results {
@@ -53,6 +64,8 @@ func (s *Server) handleCreateAcls(r *Request) (kmsg.Response, error) {
 	}
 	return resp, nil
 }
+
+func ptr(s string) *string { return &s }
 
 func deref(s *string) string {
 	if s == nil {

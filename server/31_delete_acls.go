@@ -24,7 +24,7 @@ func init() { regKey(31, 1, 3, (*Server).handleDeleteAcls) }
 func (s *Server) handleDeleteAcls(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteACLsRequest)
 	if s.authorizer == nil {
-		return refuseDeleteAcls(req, kerr.SecurityDisabled.Code, "No Authorizer is configured."), nil
+		return refuseDeleteAcls(req, kerr.SecurityDisabled.Code, ptr("No Authorizer is configured.")), nil
 	}
 	filters := make([]authz.Filter, len(req.Filters))
 	for i, f := range req.Filters {
@@ -41,7 +41,7 @@ func (s *Server) handleDeleteAcls(r *Request) (kmsg.Response, error) {
 	}
 	if err != nil {
 		code, msg := controller.ErrorCode(err)
-		return refuseDeleteAcls(req, code, deref(msg)), nil
+		return refuseDeleteAcls(req, code, ptr(deref(msg))), nil
 	}
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	for _, fr := range results {

@@ -22,7 +22,13 @@ var authorizationMessage = map[int16]string{
 	kerr.GroupAuthorizationFailed.Code:   "Group authorization failed.",
 }
 
+// refusalMessage is the message of a refusal with code: none for
+// UNKNOWN_SERVER_ERROR, whose message Apache's ApiError.fromThrowable
+// never sends (it could leak internals).
 func refusalMessage(code int16) *string {
+	if code == kerr.UnknownServerError.Code {
+		return nil
+	}
 	msg, ok := authorizationMessage[code]
 	if !ok {
 		msg = kerr.ErrorForCode(code).Error()

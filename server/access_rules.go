@@ -24,7 +24,7 @@ type accessRule struct {
 	// refuse builds the answer to a request refused whole when its
 	// response carries the error per item rather than at the top; nil sets
 	// the response's top-level ErrorCode (and ErrorMessage, if it has one).
-	refuse func(req kmsg.Request, code int16, msg string) kmsg.Response
+	refuse func(req kmsg.Request, code int16, msg *string) kmsg.Response
 }
 
 // accessRules is Apache's ControllerApis (4.1 and 4.4 agree) as a table:
@@ -77,7 +77,7 @@ var accessRules = map[int16]accessRule{
 	94: {name: "UnregisterController", cluster: authz.OpAlter},
 }
 
-func refuseElectLeaders(r kmsg.Request, code int16, _ string) kmsg.Response {
+func refuseElectLeaders(r kmsg.Request, code int16, _ *string) kmsg.Response {
 	req := r.(*kmsg.ElectLeadersRequest)
 	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
 	resp.ErrorCode = code
@@ -94,34 +94,34 @@ func refuseElectLeaders(r kmsg.Request, code int16, _ string) kmsg.Response {
 	return resp
 }
 
-func refuseCreateAcls(r kmsg.Request, code int16, msg string) kmsg.Response {
+func refuseCreateAcls(r kmsg.Request, code int16, msg *string) kmsg.Response {
 	req := r.(*kmsg.CreateACLsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
 	for range req.Creations {
 		res := kmsg.NewCreateACLsResponseResult()
-		res.ErrorCode, res.ErrorMessage = code, &msg
+		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
 	}
 	return resp
 }
 
-func refuseDeleteAcls(r kmsg.Request, code int16, msg string) kmsg.Response {
+func refuseDeleteAcls(r kmsg.Request, code int16, msg *string) kmsg.Response {
 	req := r.(*kmsg.DeleteACLsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	for range req.Filters {
 		res := kmsg.NewDeleteACLsResponseResult()
-		res.ErrorCode, res.ErrorMessage = code, &msg
+		res.ErrorCode, res.ErrorMessage = code, msg
 		resp.Results = append(resp.Results, res)
 	}
 	return resp
 }
 
-func refuseAlterClientQuotas(r kmsg.Request, code int16, msg string) kmsg.Response {
+func refuseAlterClientQuotas(r kmsg.Request, code int16, msg *string) kmsg.Response {
 	req := r.(*kmsg.AlterClientQuotasRequest)
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
 	for _, e := range req.Entries {
 		res := kmsg.NewAlterClientQuotasResponseEntry()
-		res.ErrorCode, res.ErrorMessage = code, &msg
+		res.ErrorCode, res.ErrorMessage = code, msg
 		for _, en := range e.Entity {
 			re := kmsg.NewAlterClientQuotasResponseEntryEntity()
 			re.Type, re.Name = en.Type, en.Name
@@ -132,7 +132,7 @@ func refuseAlterClientQuotas(r kmsg.Request, code int16, msg string) kmsg.Respon
 	return resp
 }
 
-func refuseAlterUserScram(r kmsg.Request, code int16, msg string) kmsg.Response {
+func refuseAlterUserScram(r kmsg.Request, code int16, msg *string) kmsg.Response {
 	req := r.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
 	seen := map[string]bool{}
@@ -142,7 +142,7 @@ func refuseAlterUserScram(r kmsg.Request, code int16, msg string) kmsg.Response 
 		}
 		seen[user] = true
 		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
-		res.User, res.ErrorCode, res.ErrorMessage = user, code, &msg
+		res.User, res.ErrorCode, res.ErrorMessage = user, code, msg
 		resp.Results = append(resp.Results, res)
 	}
 	for _, d := range req.Deletions {

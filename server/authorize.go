@@ -101,7 +101,7 @@ func (r *Request) host() string {
 
 // refuseWhole answers a request refused as a whole with code.
 func refuseWhole(rule accessRule, req kmsg.Request, code int16) kmsg.Response {
-	msg := *refusalMessage(code)
+	msg := refusalMessage(code)
 	if rule.refuse != nil {
 		return rule.refuse(req, code, msg)
 	}
@@ -111,7 +111,7 @@ func refuseWhole(rule accessRule, req kmsg.Request, code int16) kmsg.Response {
 		f.SetInt(int64(code))
 	}
 	if f := v.FieldByName("ErrorMessage"); f.IsValid() && f.Type() == reflect.TypeOf((*string)(nil)) {
-		f.Set(reflect.ValueOf(&msg))
+		f.Set(reflect.ValueOf(msg))
 	}
 	return resp
 }
