@@ -366,7 +366,7 @@ func KraftdDumpLog(t testing.TB, files ...string) string {
 // DumpLogMain is kafka-dump-log's main class in an Apache version: it was
 // kafka.tools.DumpLogSegments (Scala, in the core jar) from 3.9 to 4.2 and
 // moved to org.apache.kafka.tools.DumpLogSegments in kafka-tools in 4.3
-// (4.2.2's jars hold only the former, 4.3.1's only the latter).
+// (4.2.2's jars hold only the former, 4.3.2's only the latter).
 func DumpLogMain(version string) string {
 	switch ReleaseLine(version) {
 	case "3.9", "4.0", "4.1", "4.2":

@@ -13,7 +13,7 @@ import (
 
 // defaultLevels is the metadata.version each Apache line's storage tool
 // formats by default (its MetadataVersion.LATEST_PRODUCTION).
-var defaultLevels = map[string]int16{"3.9.2": 21, "4.0.2": 25, "4.1.2": 27, "4.2.2": 29, "4.3.1": 30, "4.4.0": 33}
+var defaultLevels = map[string]int16{"3.9.2": 21, "4.0.2": 25, "4.1.2": 27, "4.2.2": 29, "4.3.2": 30, "4.4.0": 33}
 
 // smokeLines are the lines the smoke set runs for: every one of Lines but
 // 4.1.x, whose default level (4.1-IV1) the full scenario set runs at. make

@@ -32,7 +32,7 @@ var Pinned = []Release{
 	{Version: "4.0.2", Log4j: "2.24.3", Shell: true},
 	{Version: "4.1.2", Log4j: "2.24.3", Shell: true},
 	{Version: "4.2.2", Log4j: "2.25.3", Shell: false},
-	{Version: "4.3.1", Log4j: "2.25.3", Shell: true},
+	{Version: "4.3.2", Log4j: "2.25.3", Shell: false},
 	{Version: "4.4.0", Log4j: "2.25.3", Shell: false},
 }
 
