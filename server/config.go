@@ -75,6 +75,12 @@ type Config struct {
 	// long a connection that failed SASL authentication is held before it
 	// is closed, to slow down password guessing.
 	FailedAuthDelayMs int64
+	// MaxFailedAuthPerAddress and MaxFailedAuthPerPrincipal bound failed
+	// SASL authentications a minute from one client address and as one
+	// principal (kraftd.sasl.max.failed.authentications.per.address and
+	// .per.principal; 0 is unbounded); see sasl_limits.go.
+	MaxFailedAuthPerAddress   int
+	MaxFailedAuthPerPrincipal int
 	// QueuedMaxRequests is queued.max.requests, which kraftd applies per
 	// connection: requests read from one connection and not yet answered.
 	// Apache's is node-wide (500), over a queue kraftd does not have: here
@@ -318,7 +324,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		if strings.HasPrefix(k, "kraftd.") {
 			// kraftd's own namespace: a misspelt key would otherwise
 			// leave, say, the metrics listener off with only a warning.
-			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metadata.snapshot.compression.type, kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records)")}
+			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metadata.snapshot.compression.type, kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records, kraftd.sasl.max.failed.authentications.per.address, kraftd.sasl.max.failed.authentications.per.principal)")}
 		}
 	}
 	return c, nil
@@ -332,6 +338,8 @@ func (p *parser) connectionLimits(c *Config) {
 	c.MaxConnectionsPerIP = p.int32("max.connections.per.ip", 1<<31-1, 1)
 	c.ConnMaxIdleMs = p.int64("connections.max.idle.ms", 600000, 1)
 	c.FailedAuthDelayMs = p.int64("connection.failed.authentication.delay.ms", 100, 0)
+	c.MaxFailedAuthPerAddress = p.int32(maxFailedPerAddressKey, 30, 0)
+	c.MaxFailedAuthPerPrincipal = p.int32(maxFailedPerPrincipalKey, 10, 0)
 	c.QueuedMaxRequests = p.int32("queued.max.requests", 128, 1)
 	// The default admits one largest frame at a time; smaller frames share.
 	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", int64(c.MaxFrameSize), -1)

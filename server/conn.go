@@ -50,8 +50,8 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 		log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
 		var ok bool
 		if session, ok = s.authenticate(ctx, c, r, sasl, log); !ok {
+			// authenticate closes c after the failed-login delay.
 			s.countConnection(listener, ConnSASLFailed)
-			c.Close()
 			return
 		}
 		principal = session.principal

@@ -12,6 +12,10 @@
 // comes before any other request on a SASL listener, the peer client's
 // TLS and SASL, and the principal each connection carries (ANONYMOUS, the mapped DN
 // of a client certificate, or the SASL user) for authorization to use.
+// It bounds what strangers can make it do there: a failed login's answer
+// is held on a timer (connection.failed.authentication.delay.ms) and
+// failures are bounded per address and principal (sasl_limits.go); the
+// log lines bad connections cause are rate-limited (log_limit.go).
 //
 // It owns the node's own log level too (BROKER_LOGGER configs of this
 // node's id), which is process state, never metadata.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -39,20 +40,26 @@ func (f *authFailure) Error() string { return f.reason }
 // one request at a time, before anything else is read: only ApiVersions,
 // SaslHandshake and SaslAuthenticate are served until it succeeds, as in
 // Apache's SaslServerAuthenticator. It returns the session the mechanism
-// proved, or ok false after logging why and answering what Apache
-// answers; the caller then closes the connection.
+// proved, or ok false after logging why; then the answer Apache gives a
+// failure is held for connection.failed.authentication.delay.ms and c is
+// closed after it (holdFailure), so the caller must not use c again.
 func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *SASLSettings, log zerolog.Logger) (*saslSession, bool) {
 	// The whole exchange has the TLS handshake's bound, so a client that
 	// connects and never authenticates does not hold a slot for long.
 	c.SetDeadline(time.Now().Add(s.handshakeTimeout()))
 	defer c.SetDeadline(time.Time{})
-	a := &saslConn{s: s, out: writeTo(c), settings: settings}
-	return a.run(ctx, r, nil, log)
+	a := &saslConn{s: s, out: writeTo(c), settings: settings, address: addressKey(c.RemoteAddr())}
+	session, ok := a.run(ctx, r, nil, log)
+	if !ok {
+		s.holdFailure(c, a.held)
+	}
+	return session, ok
 }
 
 // run serves frames until the exchange completes or fails; first, when
 // set, is a frame already read (the SaslHandshake that starts a
-// re-authentication).
+// re-authentication). On a failure the answer owed, if any, is left in
+// a.held for the caller to send after the delay.
 func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log zerolog.Logger) (*saslSession, bool) {
 	s := a.s
 	for {
@@ -62,7 +69,7 @@ func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log z
 		}
 		first = nil
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && s.logLimit.allow(logKindSASL) {
 				log.Warn().Str("reason", describeSASLReadError(err)).Msgf("SASL %s did not complete; closing connection", a.what())
 			}
 			return nil, false
@@ -70,8 +77,14 @@ func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log z
 		done, err := a.serve(frame)
 		s.decoding.release(len(frame))
 		if err != nil {
-			log.Warn().Str("mechanism", a.mechanism).Str("reason", err.Error()).Msgf("SASL %s failed; closing connection", a.what())
-			s.delayClose(ctx)
+			kind := logKindSASL
+			var limited *failureLimitError
+			if errors.As(err, &limited) {
+				kind = logKindSASLLimit
+			}
+			if s.logLimit.allow(kind) {
+				log.Warn().Str("mechanism", a.mechanism).Str("reason", err.Error()).Msgf("SASL %s failed; closing connection", a.what())
+			}
 			return nil, false
 		}
 		if done {
@@ -92,13 +105,66 @@ func writeTo(c net.Conn) func([]byte) error {
 	}
 }
 
-// delayClose holds a failed connection for
-// connection.failed.authentication.delay.ms, as Apache does, so a client
-// guessing passwords gets one guess per delay per connection slot.
-func (s *Server) delayClose(ctx context.Context) {
+// failedAuthDelay is connection.failed.authentication.delay.ms.
+func (s *Server) failedAuthDelay() time.Duration {
+	return time.Duration(s.cfg.FailedAuthDelayMs) * time.Millisecond
+}
+
+// holdFailure sends answer (nil: none) to a connection that failed its
+// first authentication once connection.failed.authentication.delay.ms has
+// passed, and then closes it, as Apache's Selector does: the client
+// learns of the failure no sooner, so each connection slot guesses once
+// per delay. A timer does it rather than the connection's goroutine,
+// which returns at once, so a held connection costs its socket (still
+// counted by max.connections until closed) and a timer. A stopping server
+// closes held connections at once, unanswered.
+func (s *Server) holdFailure(c net.Conn, answer []byte) {
+	send := func() {
+		if answer != nil {
+			c.SetWriteDeadline(time.Now().Add(s.handshakeTimeout()))
+			c.Write(answer)
+		}
+		c.Close()
+	}
+	delay := s.failedAuthDelay()
+	if delay <= 0 {
+		send()
+		return
+	}
+	s.wg.Add(1)
+	var once sync.Once
+	finish := func(answered bool) {
+		once.Do(func() {
+			if answered {
+				send()
+			} else {
+				c.Close()
+			}
+			s.wg.Done()
+		})
+	}
+	t := time.AfterFunc(delay, func() { finish(true) })
+	// The registration is dropped when the server stops (it then ran) or
+	// is left to be collected with the context: a held connection lasts
+	// only the delay.
+	context.AfterFunc(s.ctx, func() {
+		if t.Stop() {
+			finish(false)
+		}
+	})
+}
+
+// delayReauthFailure holds a failed re-authentication's answer for the
+// delay on the connection's own goroutine, which has nothing else to read
+// meanwhile, then queues it behind the responses still owed.
+func (a *saslConn) delayReauthFailure(ctx context.Context) {
 	select {
-	case <-time.After(time.Duration(s.cfg.FailedAuthDelayMs) * time.Millisecond):
+	case <-time.After(a.s.failedAuthDelay()):
 	case <-ctx.Done():
+		return
+	}
+	if a.held != nil {
+		a.out(a.held)
 	}
 }
 
@@ -132,8 +198,12 @@ type saslConn struct {
 	s *Server
 	// out writes one whole frame to the client, in order after anything
 	// answered before.
-	out       func(frame []byte) error
-	settings  *SASLSettings
+	out      func(frame []byte) error
+	settings *SASLSettings
+	// address is the client's failure-bucket key (sasl_limits.go).
+	address string
+	// held is the answer to a failed exchange, sent only after the delay.
+	held      []byte
 	state     saslState
 	mechanism string
 	exchange  saslExchange
@@ -150,7 +220,7 @@ type saslConn struct {
 // serve handles one frame; done reports a completed authentication.
 func (a *saslConn) serve(frame []byte) (done bool, err error) {
 	if a.state == saslAwaitRawToken {
-		answer, done, err := a.exchange.step(frame)
+		answer, done, err := a.step(frame)
 		if err != nil {
 			// A v0 client has no way to hear why: Apache just closes.
 			return false, err
@@ -196,11 +266,12 @@ func (a *saslConn) serve(frame []byte) (done bool, err error) {
 
 func (a *saslConn) handshake(h protocol.RequestHeader, req *kmsg.SASLHandshakeRequest) error {
 	resp, ok := saslHandshake(req, a.settings.Mechanisms)
+	if !ok {
+		a.hold(h, resp)
+		return &authFailure{fmt.Sprintf("the client asked for mechanism %q; this listener enables %v", req.Mechanism, a.settings.Mechanisms)}
+	}
 	if err := a.write(h, resp); err != nil {
 		return err
-	}
-	if !ok {
-		return &authFailure{fmt.Sprintf("the client asked for mechanism %q; this listener enables %v", req.Mechanism, a.settings.Mechanisms)}
 	}
 	ex, err := a.s.newSASLExchange(req.Mechanism, a.settings)
 	if err != nil {
@@ -227,7 +298,11 @@ func (a *saslConn) authenticateStep(h protocol.RequestHeader, req *kmsg.SASLAuth
 	if a.badMechanism != "" {
 		return false, a.fail(h, resp, a.badMechanism, errors.New(a.badMechanism))
 	}
-	answer, done, err := a.exchange.step(req.SASLAuthBytes)
+	answer, done, err := a.step(req.SASLAuthBytes)
+	var limited *failureLimitError
+	if errors.As(err, &limited) {
+		return false, a.fail(h, resp, "Authentication failed: "+limited.reason, err)
+	}
 	if err != nil {
 		// Apache's answer says only that the credentials were wrong; the
 		// log line has the reason.
@@ -249,15 +324,49 @@ func (a *saslConn) authenticateStep(h protocol.RequestHeader, req *kmsg.SASLAuth
 	return done, a.write(h, resp)
 }
 
-// fail answers SaslAuthenticate with SASL_AUTHENTICATION_FAILED and msg,
-// and returns reason (for the log).
+// fail holds the answer SASL_AUTHENTICATION_FAILED with msg to
+// SaslAuthenticate, and returns reason (for the log).
 func (a *saslConn) fail(h protocol.RequestHeader, resp *kmsg.SASLAuthenticateResponse, msg string, reason error) error {
 	resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 	resp.ErrorMessage = &msg
-	if err := a.write(h, resp); err != nil {
-		return err
-	}
+	a.hold(h, resp)
 	return reason
+}
+
+// hold keeps a failure's answer to be sent after the delay.
+func (a *saslConn) hold(h protocol.RequestHeader, resp kmsg.Response) {
+	resp.SetVersion(h.Version)
+	a.held = protocol.AppendResponse(nil, h, resp)
+}
+
+// failureLimitError is an attempt refused by sasl_limits.go's bounds.
+type failureLimitError struct{ reason string }
+
+func (e *failureLimitError) Error() string { return e.reason }
+
+// step passes token to the mechanism within the bounds on failures: an
+// attempt from an address, or as a principal, over its bound is refused
+// before the credentials are checked, or (when the principal shows only
+// in this token) its outcome is dropped, so a refusal says nothing of
+// the password.
+func (a *saslConn) step(token []byte) ([]byte, bool, error) {
+	lim := a.s.failures
+	if why := lim.refused(a.address, a.exchange.claimed()); why != "" {
+		lim.failed(a.address, "")
+		return nil, false, &failureLimitError{why}
+	}
+	answer, done, err := a.exchange.step(token)
+	user := a.exchange.claimed()
+	if err != nil || done {
+		if why := lim.refused(a.address, user); why != "" {
+			lim.failed(a.address, "")
+			return nil, false, &failureLimitError{why}
+		}
+	}
+	if err != nil {
+		lim.failed(a.address, user)
+	}
+	return answer, done, err
 }
 
 // what names the exchange for logs and answers.

@@ -19,6 +19,11 @@ type saslExchange interface {
 	step(token []byte) (answer []byte, done bool, err error)
 	// user is the authenticated name once done.
 	user() string
+	// claimed is the user the client has named so far, if that user
+	// exists: failures are counted against it (sasl_limits.go). It is ""
+	// before the client names one, or when no such user exists, so that
+	// made-up names cost no memory.
+	claimed() string
 }
 
 // errBadCredentials is every PLAIN and SCRAM failure that a wrong user
@@ -49,8 +54,9 @@ func (s *Server) newSASLExchange(mechanism string, settings *SASLSettings) (sasl
 // plainExchange is RFC 4616 PLAIN: one token, [authzid] NUL user NUL
 // password, checked against the listener's JAAS users.
 type plainExchange struct {
-	users map[string]Secret
-	name  string
+	users   map[string]Secret
+	name    string
+	claimer string
 }
 
 func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
@@ -59,6 +65,9 @@ func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	want, ok := p.users[user]
+	if ok {
+		p.claimer = user
+	}
 	// Compare even for an unknown user, so timing does not tell.
 	match := subtle.ConstantTimeCompare([]byte(want.Value), []byte(password)) == 1
 	if !ok || !match {
@@ -71,7 +80,8 @@ func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
 	return []byte{}, true, nil
 }
 
-func (p *plainExchange) user() string { return p.name }
+func (p *plainExchange) user() string    { return p.name }
+func (p *plainExchange) claimed() string { return p.claimer }
 
 // parsePlainToken splits a PLAIN token into its three fields, refusing
 // (as Apache does) a token with any other number, or an empty user name
@@ -93,7 +103,8 @@ func parsePlainToken(token []byte) (authzid, user, password string, err error) {
 // scramExchange is RFC 5802 SCRAM through github.com/xdg-go/scram, with
 // the stored keys of the metadata image.
 type scramExchange struct {
-	conv *scram.ServerConversation
+	conv    *scram.ServerConversation
+	claimer string
 }
 
 func (s *Server) newScramExchange(hash scram.HashGeneratorFcn, mechanism int8) (saslExchange, error) {
@@ -101,11 +112,13 @@ func (s *Server) newScramExchange(hash scram.HashGeneratorFcn, mechanism int8) (
 	if !ok {
 		return nil, errors.New("this node has no SCRAM credentials to check against")
 	}
+	e := &scramExchange{}
 	lookup := func(user string) (scram.StoredCredentials, error) {
 		rec, ok := src.ScramCredential(user, mechanism)
 		if !ok {
 			return scram.StoredCredentials{}, errBadCredentials
 		}
+		e.claimer = user
 		return scram.StoredCredentials{
 			KeyFactors: scram.KeyFactors{Salt: string(rec.Salt), Iters: int(rec.Iterations)},
 			StoredKey:  rec.StoredKey, ServerKey: rec.ServerKey,
@@ -115,7 +128,8 @@ func (s *Server) newScramExchange(hash scram.HashGeneratorFcn, mechanism int8) (
 	if err != nil {
 		return nil, err
 	}
-	return &scramExchange{conv: srv.NewConversation()}, nil
+	e.conv = srv.NewConversation()
+	return e, nil
 }
 
 func (e *scramExchange) step(token []byte) ([]byte, bool, error) {
@@ -140,4 +154,5 @@ func (e *scramExchange) step(token []byte) ([]byte, bool, error) {
 	return []byte(answer), true, nil
 }
 
-func (e *scramExchange) user() string { return e.conv.Username() }
+func (e *scramExchange) user() string    { return e.conv.Username() }
+func (e *scramExchange) claimed() string { return e.claimer }

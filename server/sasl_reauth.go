@@ -111,9 +111,10 @@ const saslHandshakeKey = 17
 func (s *Server) reauthenticate(ctx context.Context, c net.Conn, r *bufio.Reader, handshake []byte, session *saslSession,
 	settings *SASLSettings, resp *responder, log zerolog.Logger) bool {
 	c.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
-	a := &saslConn{s: s, out: resp.send(ctx), settings: settings, prev: session}
+	a := &saslConn{s: s, out: resp.send(ctx), settings: settings, prev: session, address: addressKey(c.RemoteAddr())}
 	next, ok := a.run(ctx, r, handshake, log)
 	if !ok {
+		a.delayReauthFailure(ctx)
 		return false
 	}
 	session.expires = next.expires

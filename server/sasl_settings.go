@@ -199,3 +199,9 @@ func honouredSASLKey(key string, saslListeners []string) (applies, honoured bool
 	}
 	return honoured && slices.Contains(saslListeners, strings.ToUpper(listener)), honoured
 }
+
+// The keys of the bounds on failed logins (sasl_limits.go).
+const (
+	maxFailedPerAddressKey   = "kraftd.sasl.max.failed.authentications.per.address"
+	maxFailedPerPrincipalKey = "kraftd.sasl.max.failed.authentications.per.principal"
+)

@@ -76,6 +76,10 @@ type Server struct {
 	// set; nil serves everyone. denials rate-limits its refusal logs.
 	authorizer *authz.Authorizer
 	denials    deniedLog
+	// logLimit rate-limits the security log lines strangers can cause
+	// (log_limit.go); failures bounds failed logins (sasl_limits.go).
+	logLimit *logLimiter
+	failures *failureLimits
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -109,6 +113,10 @@ func New(cfg *Config, backend Backend, log zerolog.Logger) *Server {
 		s.registry.Register(key, h.min, h.max)
 	}
 	s.authorizer = s.newAuthorizer()
+	s.logLimit = newLogLimiter(log, logBurst, logWindow)
+	if cfg.MaxFailedAuthPerAddress > 0 || cfg.MaxFailedAuthPerPrincipal > 0 {
+		s.failures = newFailureLimits(cfg.MaxFailedAuthPerAddress, cfg.MaxFailedAuthPerPrincipal)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -195,15 +203,19 @@ func (s *Server) accept(ln net.Listener, name string) {
 		if refused != "" {
 			// As Apache does: the connection is closed at once, and the
 			// client retries later.
-			s.log.Warn().Str("listener", name).Str("remote", c.RemoteAddr().String()).Str("reason", refused).Msg("refused connection")
+			if s.logLimit.allow(logKindRefused) {
+				s.log.Warn().Str("listener", name).Str("remote", c.RemoteAddr().String()).Str("reason", refused).Msg("refused connection")
+			}
 			s.countConnection(name, ConnRefused)
 			c.Close()
 			continue
 		}
+		// The slot is freed when the connection closes, which a failed
+		// login's delay puts after its goroutine ends (holdFailure).
+		c = &countedConn{Conn: c, release: release}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			defer release()
 			stop := context.AfterFunc(s.ctx, func() { c.Close() })
 			defer stop()
 			conn, principal, ok := s.secure(s.ctx, c, name)
@@ -226,6 +238,21 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.logLimit.close()
+}
+
+// countedConn is an accepted connection counted by max.connections until
+// its first Close.
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 // stepQuorum hands a KRaft RPC to the consensus core and waits for the

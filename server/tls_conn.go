@@ -43,10 +43,10 @@ func (s *Server) secure(ctx context.Context, c net.Conn, listener string) (net.C
 	tc.SetDeadline(time.Now().Add(timeout))
 	err := tc.HandshakeContext(hctx)
 	tc.SetDeadline(time.Time{})
-	log := s.log.Warn().Str("listener", listener).Str("remote", c.RemoteAddr().String())
 	if err != nil {
-		if ctx.Err() == nil {
-			log.Str("reason", describeHandshakeError(err, timeout)).Msg("TLS handshake failed; closing connection")
+		if ctx.Err() == nil && s.logLimit.allow(logKindTLS) {
+			s.log.Warn().Str("listener", listener).Str("remote", c.RemoteAddr().String()).
+				Str("reason", describeHandshakeError(err, timeout)).Msg("TLS handshake failed; closing connection")
 		}
 		return nil, Principal{}, false
 	}
@@ -56,7 +56,10 @@ func (s *Server) secure(ctx context.Context, c net.Conn, listener string) (net.C
 	}
 	p, err := principalFor(peer, m.settings.Principals)
 	if err != nil {
-		log.Str("reason", err.Error()).Msg("no principal for the client's certificate; closing connection")
+		if s.logLimit.allow(logKindTLS) {
+			s.log.Warn().Str("listener", listener).Str("remote", c.RemoteAddr().String()).Str("reason", err.Error()).
+				Msg("no principal for the client's certificate; closing connection")
+		}
 		return nil, Principal{}, false
 	}
 	s.log.Debug().Str("listener", listener).Str("remote", c.RemoteAddr().String()).Str("principal", p.String()).
