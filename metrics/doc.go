@@ -2,7 +2,10 @@
 // (the kraftd.metrics.listener key): the Prometheus registry and the
 // exposition at /metrics (text and OpenMetrics, by client_golang's
 // promhttp), the health and readiness answers at /healthz and /readyz,
-// and net/http/pprof when kraftd.metrics.pprof.enable asks for it.
+// and net/http/pprof when kraftd.metrics.pprof.enable asks for it. Its
+// listener must never let clients hold more than HTTPLimits allows (a
+// connection cap, read, write and idle timeouts), so it cannot starve the
+// Kafka listeners of file descriptors or the node of memory.
 //
 // Metric names are the ones Strimzi's JMX-exporter rules
 // (packaging/examples/metrics/kafka-metrics.yaml) give Apache's own

@@ -20,6 +20,48 @@ type ServeOptions struct {
 	// (kraftd.metrics.pprof.enable).
 	Pprof  bool
 	Bounds ReadyBounds
+	// Limits bound what clients of the listener may hold; zero fields take
+	// DefaultHTTPLimits' values.
+	Limits HTTPLimits
+}
+
+// HTTPLimits bound the metrics listener's clients, so that connections
+// to it (a scraper that never closes its keep-alive connections, or an
+// attacker) cannot hold memory or the file descriptors the Kafka
+// listeners need.
+type HTTPLimits struct {
+	// MaxConnections is how many connections are served at once; more wait
+	// in the kernel's accept queue, costing this process nothing, until
+	// one closes.
+	MaxConnections int
+	// ReadHeader, Read and Write bound reading a request's header, a whole
+	// request, and writing its answer (a CPU profile must fit in it: pprof
+	// refuses a longer one).
+	ReadHeader, Read, Write time.Duration
+	// Idle is how long a keep-alive connection may wait for its next
+	// request.
+	Idle time.Duration
+}
+
+// DefaultHTTPLimits: a few scrapers need a few connections each, and a
+// scrape interval is at most a minute or so.
+var DefaultHTTPLimits = HTTPLimits{MaxConnections: 64, ReadHeader: 10 * time.Second, Read: 30 * time.Second,
+	Write: 2 * time.Minute, Idle: time.Minute}
+
+// orDefaults fills zero fields from DefaultHTTPLimits.
+func (l HTTPLimits) orDefaults() HTTPLimits {
+	d := DefaultHTTPLimits
+	pick := func(v, def time.Duration) time.Duration {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = d.MaxConnections
+	}
+	l.ReadHeader, l.Read, l.Write, l.Idle = pick(l.ReadHeader, d.ReadHeader), pick(l.Read, d.Read), pick(l.Write, d.Write), pick(l.Idle, d.Idle)
+	return l
 }
 
 // Listener is the running metrics listener.
@@ -61,15 +103,18 @@ func (m *Metrics) Serve(addr string, src Source, opts ServeOptions, log zerolog.
 	if err != nil {
 		return nil, err
 	}
+	lim := opts.Limits.orDefaults()
 	l := &Listener{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: lim.ReadHeader, ReadTimeout: lim.Read,
+			WriteTimeout: lim.Write, IdleTimeout: lim.Idle, MaxHeaderBytes: 64 << 10},
 		addr: ln.Addr(),
 		done: make(chan struct{}),
 	}
-	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", opts.Pprof).Msg("serving metrics, /healthz and /readyz")
+	log.Info().Str("addr", ln.Addr().String()).Bool("pprof", opts.Pprof).Int("max_connections", lim.MaxConnections).
+		Msg("serving metrics, /healthz and /readyz")
 	go func() {
 		defer close(l.done)
-		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := l.srv.Serve(limitListener(ln, lim.MaxConnections)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Err(err).Msg("metrics listener stopped")
 		}
 	}()
