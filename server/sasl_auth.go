@@ -143,11 +143,20 @@ func (s *Server) holdFailure(c net.Conn, answer []byte) {
 			s.wg.Done()
 		})
 	}
-	t := time.AfterFunc(delay, func() { finish(true) })
-	// The registration is dropped when the server stops (it then ran) or
-	// is left to be collected with the context: a held connection lasts
-	// only the delay.
-	context.AfterFunc(s.ctx, func() {
+	// The timer and the server's stop race: the first to come finishes.
+	// The timer drops the stop's registration, which would otherwise hold
+	// the connection until the server stops.
+	var mu sync.Mutex
+	var unregister func() bool
+	mu.Lock()
+	defer mu.Unlock()
+	t := time.AfterFunc(delay, func() {
+		mu.Lock()
+		unregister()
+		mu.Unlock()
+		finish(true)
+	})
+	unregister = context.AfterFunc(s.ctx, func() {
 		if t.Stop() {
 			finish(false)
 		}
