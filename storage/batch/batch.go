@@ -8,15 +8,23 @@
 // checks lengths before reading and returns an error, never panics, on
 // short or corrupt input. Apache's KRaft writes its metadata log and
 // snapshots uncompressed; kraftd may gzip a snapshot's data batches
-// (Compressor), so Decode reads gzip, within a bound on the inflated size,
-// and refuses other codecs (ErrCompressed).
+// (Compressor), so Scanner and Decode read gzip, within a bound on the
+// inflated size, and refuse other codecs (ErrCompressed).
+//
+// A Scanner hands out one record at a time and is what every reader of
+// stored or fetched batches uses: it must never hold all of a batch's
+// records, or a gzipped batch's inflated bytes, at once, because a few MB
+// of gzip can hold millions of tiny records. Decode, which keeps them all,
+// is for batches known to be small.
 package batch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 )
 
 // Layout of the fixed 61-byte batch header (offsets from the batch start).
@@ -203,42 +211,31 @@ func Check(buf []byte) (Header, error) {
 	return h, nil
 }
 
-// Decode validates and fully decodes the batch at the start of buf. The
-// records' Key and Value alias buf, or for a gzipped batch the memory it
-// was inflated into.
+// Decode validates and fully decodes the batch at the start of buf, as
+// Scan reads it, and keeps every record: the records' Key and Value alias
+// buf, or for a gzipped batch are copies. A record costs about a hundred
+// bytes here however small it is, so Decode is for batches known to be
+// small (tests, tools); readers of the log, of snapshots and of fetched
+// records use a Scanner.
 func Decode(buf []byte) (Batch, error) {
-	h, err := Check(buf)
+	var s Scanner
+	var recs []Record
+	gzipped := len(buf) > offAttributes+1 && int16(binary.BigEndian.Uint16(buf[offAttributes:]))&attrCompressionMask == CodecGzip
+	h, err := s.Scan(buf, func(r Record) error {
+		if gzipped { // r aliases the Scanner's buffer
+			r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+			for i := range r.Headers {
+				r.Headers[i].Value = bytes.Clone(r.Headers[i].Value)
+			}
+		}
+		r.Headers = slices.Clone(r.Headers)
+		recs = append(recs, r)
+		return nil
+	})
 	if err != nil {
 		return Batch{Header: h}, err
 	}
-	b := Batch{Header: h}
-	r := reader{buf: buf[HeaderSize:h.Size()]}
-	switch codec := h.Attributes & attrCompressionMask; codec {
-	case 0:
-	case CodecGzip:
-		if r.buf, err = inflate(r.buf, h); err != nil {
-			return b, err
-		}
-	default:
-		return b, fmt.Errorf("%w (codec %d at offset %d)", ErrCompressed, codec, h.BaseOffset)
-	}
-	// Every record takes at least 7 bytes, so a count beyond that is corrupt
-	// and must not size an allocation.
-	if int(h.RecordCount) > len(r.buf)/7+1 {
-		return b, fmt.Errorf("%w: %d records cannot fit in %d bytes at offset %d", ErrCorrupt, h.RecordCount, len(r.buf), h.BaseOffset)
-	}
-	b.Records = make([]Record, 0, h.RecordCount)
-	for i := int32(0); i < h.RecordCount; i++ {
-		rec, err := r.record()
-		if err != nil {
-			return b, fmt.Errorf("%w: record %d of batch at offset %d: %v", ErrCorrupt, i, h.BaseOffset, err)
-		}
-		b.Records = append(b.Records, rec)
-	}
-	if len(r.buf) != 0 {
-		return b, fmt.Errorf("%w: %d trailing bytes in batch at offset %d", ErrCorrupt, len(r.buf), h.BaseOffset)
-	}
-	return b, nil
+	return Batch{Header: h, Records: recs}, nil
 }
 
 // Walk calls fn for each whole batch at the start of buf, in order, after

@@ -156,17 +156,26 @@ func (r *reader) bytes() ([]byte, error) {
 	return b, nil
 }
 
-func (r *reader) record() (Record, error) {
-	var rec Record
+// record decodes the next record; its Headers reuse *headers.
+func (r *reader) record(headers *[]RecordHeader) (Record, error) {
 	size, err := r.varint()
 	if err != nil {
-		return rec, err
+		return Record{}, err
 	}
 	if size < 1 || size > int64(len(r.buf)) {
-		return rec, errRecordShort
+		return Record{}, errRecordShort
 	}
-	body := reader{buf: r.buf[:size]}
+	body := r.buf[:size]
 	r.buf = r.buf[size:]
+	return recordBody(body, headers)
+}
+
+// recordBody decodes a record's bytes after its length prefix. Key, Value
+// and the headers' values alias b; Headers reuse *headers.
+func recordBody(b []byte, headers *[]RecordHeader) (Record, error) {
+	var rec Record
+	var err error
+	body := reader{buf: b}
 	rec.Attributes = int8(body.buf[0])
 	body.buf = body.buf[1:]
 	if rec.TimestampDelta, err = body.varint(); err != nil {
@@ -190,6 +199,7 @@ func (r *reader) record() (Record, error) {
 	if nh < 0 || nh > int64(len(body.buf)) {
 		return rec, errors.New("bad header count")
 	}
+	hs := (*headers)[:0]
 	for i := int64(0); i < nh; i++ {
 		k, err := body.bytes()
 		if err != nil {
@@ -199,7 +209,10 @@ func (r *reader) record() (Record, error) {
 		if err != nil {
 			return rec, err
 		}
-		rec.Headers = append(rec.Headers, RecordHeader{Key: string(k), Value: v})
+		hs = append(hs, RecordHeader{Key: string(k), Value: v})
+	}
+	if len(hs) > 0 {
+		rec.Headers, *headers = hs, hs
 	}
 	if len(body.buf) != 0 {
 		return rec, errors.New("trailing bytes in record")

@@ -1,10 +1,6 @@
 package batch
 
 import (
-	"bytes"
-	"fmt"
-	"io"
-
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -16,8 +12,9 @@ const CodecGzip int16 = 1
 
 // maxInflated bounds the records section of one compressed batch once
 // inflated. kraftd closes a snapshot batch at 8 MiB before compressing;
-// anything inflating past this is refused as corrupt rather than allowed
-// to take the memory it claims.
+// anything inflating past this is refused as corrupt. A Scanner never
+// holds the inflated bytes, only one record of them; the bound is on the
+// work a batch can ask for and on its largest record.
 const maxInflated = 64 << 20
 
 // Compressor encodes batches whose records are gzipped. Keep one to reuse
@@ -54,23 +51,4 @@ func (c *Compressor) Encode(dst []byte, b Builder, records []Record) []byte {
 	_ = c.zw.Close()
 	dst, c.out.buf = c.out.buf, nil
 	return finishBatch(dst, start)
-}
-
-// inflate returns the records section of a gzipped batch, refusing one
-// that inflates past maxInflated.
-func inflate(body []byte, h Header) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("%w: gzip batch at offset %d: %v", ErrCorrupt, h.BaseOffset, err)
-	}
-	defer zr.Close()
-	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(zr, maxInflated+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: gzip batch at offset %d: %v", ErrCorrupt, h.BaseOffset, err)
-	}
-	if n > maxInflated {
-		return nil, fmt.Errorf("%w: gzip batch at offset %d inflates past %d bytes", ErrCorrupt, h.BaseOffset, maxInflated)
-	}
-	return out.Bytes(), nil
 }
