@@ -187,16 +187,14 @@ func ReadSnapshotHeader(r io.Reader) (SnapshotInfo, error) {
 	if !h.IsControl() { // checked before Decode would inflate a data batch
 		return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
 	}
-	b, err := batch.Decode(buf)
-	if err != nil {
-		return info, err
-	}
-	info.Epoch = b.PartitionLeaderEpoch
+	info.Epoch = h.PartitionLeaderEpoch
 	var sawHeader, sawFooter bool
-	for i, rec := range b.Records {
-		if err := info.control(rec, b.BaseOffset+int64(i), &sawHeader, &sawFooter); err != nil {
-			return info, err
-		}
+	offset := h.BaseOffset
+	if _, err := batch.Scan(buf, func(rec batch.Record) error {
+		offset++
+		return info.control(rec, offset-1, &sawHeader, &sawFooter)
+	}); err != nil {
+		return info, err
 	}
 	if !sawHeader {
 		return info, fmt.Errorf("%w: the first batch holds no snapshot header", ErrSnapshotFormat)
@@ -212,12 +210,11 @@ func ReadSnapshot(r io.Reader, fn func(Record) error) (SnapshotInfo, error) {
 }
 
 // readSnapshot is ReadSnapshot with the decoder of data record values
-// given, so that a loader can decode into records it reuses.
+// given, so that a loader can decode into records it reuses. Records are
+// taken from each batch one at a time (batch.Scanner), so memory is one
+// batch's bytes and one record, however many records the batch holds.
 func readSnapshot(r io.Reader, decode func([]byte) (Record, error), fn func(Record) error) (SnapshotInfo, error) {
-	var (
-		info                 SnapshotInfo
-		sawHeader, sawFooter bool
-	)
+	sr := snapshotReader{decode: decode, fn: fn}
 	batches := batch.NewReader(r, maxSnapshotBatch)
 	for {
 		_, buf, err := batches.Next()
@@ -225,47 +222,69 @@ func readSnapshot(r io.Reader, decode func([]byte) (Record, error), fn func(Reco
 			break
 		}
 		if errors.Is(err, batch.ErrShort) {
-			return info, fmt.Errorf("%w: %v", ErrSnapshotFormat, err)
+			return sr.info, fmt.Errorf("%w: %v", ErrSnapshotFormat, err)
 		}
 		if err != nil {
-			return info, err
+			return sr.info, err
 		}
-		info.Bytes = batches.Pos()
-		if sawFooter {
-			return info, fmt.Errorf("%w: batch after the footer", ErrSnapshotFormat)
+		sr.info.Bytes = batches.Pos()
+		if sr.sawFooter {
+			return sr.info, fmt.Errorf("%w: batch after the footer", ErrSnapshotFormat)
 		}
-		b, err := batch.Decode(buf)
-		if err != nil {
-			return info, err
-		}
-		if !sawHeader {
-			info.Epoch = b.PartitionLeaderEpoch
-		}
-		for i, rec := range b.Records {
-			offset := b.BaseOffset + int64(i)
-			if !b.IsControl() {
-				if !sawHeader {
-					return info, fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
-				}
-				v, err := decode(rec.Value)
-				if err != nil {
-					return info, fmt.Errorf("offset %d: %w", offset, err)
-				}
-				info.Records++
-				if err := fn(v); err != nil {
-					return info, fmt.Errorf("offset %d: %w", offset, err)
-				}
-				continue
-			}
-			if err := info.control(rec, offset, &sawHeader, &sawFooter); err != nil {
-				return info, err
-			}
+		if err := sr.batch(buf); err != nil {
+			return sr.info, err
 		}
 	}
-	if !sawHeader || !sawFooter {
-		return info, fmt.Errorf("%w: header present %v, footer present %v", ErrSnapshotFormat, sawHeader, sawFooter)
+	if !sr.sawHeader || !sr.sawFooter {
+		return sr.info, fmt.Errorf("%w: header present %v, footer present %v", ErrSnapshotFormat, sr.sawHeader, sr.sawFooter)
 	}
-	return info, nil
+	return sr.info, nil
+}
+
+// snapshotReader is readSnapshot's state between batches.
+type snapshotReader struct {
+	decode               func([]byte) (Record, error)
+	fn                   func(Record) error
+	scan                 batch.Scanner
+	info                 SnapshotInfo
+	sawHeader, sawFooter bool
+
+	h      batch.Header // the batch being read
+	offset int64        // of the record being read
+}
+
+// batch reads one batch of the snapshot, whose bytes are buf.
+func (sr *snapshotReader) batch(buf []byte) error {
+	h, err := batch.ReadHeader(buf)
+	if err != nil {
+		return err
+	}
+	if !sr.sawHeader {
+		sr.info.Epoch = h.PartitionLeaderEpoch
+	}
+	sr.h, sr.offset = h, h.BaseOffset
+	_, err = sr.scan.Scan(buf, sr.record)
+	return err
+}
+
+func (sr *snapshotReader) record(rec batch.Record) error {
+	offset := sr.offset
+	sr.offset++
+	if sr.h.IsControl() {
+		return sr.info.control(rec, offset, &sr.sawHeader, &sr.sawFooter)
+	}
+	if !sr.sawHeader {
+		return fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
+	}
+	v, err := sr.decode(rec.Value)
+	if err != nil {
+		return fmt.Errorf("offset %d: %w", offset, err)
+	}
+	sr.info.Records++
+	if err := sr.fn(v); err != nil {
+		return fmt.Errorf("offset %d: %w", offset, err)
+	}
+	return nil
 }
 
 func (info *SnapshotInfo) control(rec batch.Record, offset int64, sawHeader, sawFooter *bool) error {

@@ -72,39 +72,43 @@ func controlRecord(v ControlValue) batch.Record {
 	return batch.Record{Key: key, Value: value}
 }
 
-// DecodeSnapshotFile checks the layout of a snapshot file and decodes it.
+// DecodeSnapshotFile checks the layout of a snapshot file and decodes it,
+// keeping every record: it is for bootstrap files, which hold a few.
+// Records are taken from each batch one at a time (batch.Scanner), so no
+// more than the decoded records is held.
 func DecodeSnapshotFile(b []byte) (SnapshotFile, error) {
-	var f SnapshotFile
-	sawHeader, sawFooter := false, false
+	var (
+		f                    SnapshotFile
+		sawHeader, sawFooter bool
+		scan                 batch.Scanner
+	)
 	n, err := batch.Walk(b, func(h batch.Header, raw []byte) error {
 		if sawFooter {
 			return fmt.Errorf("%w: batch at offset %d after the footer", ErrSnapshotFormat, h.BaseOffset)
 		}
-		decoded, err := batch.Decode(raw)
-		if err != nil {
-			return err
-		}
 		if !sawHeader {
 			f.Epoch = h.PartitionLeaderEpoch
 		}
-		for i, r := range decoded.Records {
+		offset := h.BaseOffset - 1
+		_, err := scan.Scan(raw, func(r batch.Record) error {
+			offset++
 			if !h.IsControl() {
 				if !sawHeader {
 					return fmt.Errorf("%w: data before the snapshot header", ErrSnapshotFormat)
 				}
 				rec, err := DecodeValue(r.Value)
 				if err != nil {
-					return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(i), err)
+					return fmt.Errorf("offset %d: %w", offset, err)
 				}
 				f.Records = append(f.Records, rec)
-				continue
+				return nil
 			}
 			v, err := DecodeControl(r.Key, r.Value)
 			if errors.Is(err, ErrNotKRaftControl) {
-				continue
+				return nil
 			}
 			if err != nil {
-				return fmt.Errorf("offset %d: %w", h.BaseOffset+int64(i), err)
+				return fmt.Errorf("offset %d: %w", offset, err)
 			}
 			switch v := v.(type) {
 			case *SnapshotHeaderRecord:
@@ -121,8 +125,9 @@ func DecodeSnapshotFile(b []byte) (SnapshotFile, error) {
 				}
 				f.Extra = append(f.Extra, v)
 			}
-		}
-		return nil
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return f, err

@@ -13,7 +13,8 @@ import (
 var errStopWalk = errors.New("stop")
 
 // logRecordFunc sees one record of the log: a decoded metadata record, or a
-// control record (rec nil, raw holding its key and value).
+// control record (rec nil, raw holding its key and value). raw's bytes are
+// valid only during the call.
 type logRecordFunc func(offset int64, rec metadata.Record, raw batch.Record) error
 
 // ForEachLogRecord calls fn for every record of log at offsets in [from,
@@ -31,8 +32,12 @@ func ForEachControlRecord(log *storage.Log, from, to int64, fn func(offset int64
 }
 
 // walkLog is ForEachLogRecord; onBatch, if set, sees the header of each
-// batch whose records fn is about to see (replay takes its append time).
+// batch whose records fn has just seen (replay takes its append time).
+//
+// fn sees a record's Key and Value only during its call (batch.Scanner):
+// a batch's records are never all held at once, however many it packs.
 func walkLog(log *storage.Log, from, to int64, controlOnly bool, onBatch func(batch.Header), fn logRecordFunc) (int64, error) {
+	var scan batch.Scanner
 	next := from
 	for next < to {
 		raw, err := log.Read(next, 1<<20)
@@ -48,27 +53,27 @@ func walkLog(log *storage.Log, from, to int64, controlOnly bool, onBatch func(ba
 				next = min(h.NextOffset(), to)
 				return nil
 			}
-			b, err := batch.Decode(one)
+			// The scan checks the whole batch before the first record, so
+			// fn sees all of a batch or none of it.
+			_, err := scan.Scan(one, func(r batch.Record) error {
+				offset := h.BaseOffset + int64(r.OffsetDelta)
+				if offset < next || offset >= to {
+					return nil
+				}
+				var rec metadata.Record
+				if !h.IsControl() {
+					var err error
+					if rec, err = metadata.DecodeValue(r.Value); err != nil {
+						return fmt.Errorf("offset %d: %w", offset, err)
+					}
+				}
+				return fn(offset, rec, r)
+			})
 			if err != nil {
 				return err
 			}
 			if onBatch != nil {
 				onBatch(h)
-			}
-			for _, r := range b.Records {
-				offset := b.BaseOffset + int64(r.OffsetDelta)
-				if offset < next || offset >= to {
-					continue
-				}
-				var rec metadata.Record
-				if !b.IsControl() {
-					if rec, err = metadata.DecodeValue(r.Value); err != nil {
-						return fmt.Errorf("offset %d: %w", offset, err)
-					}
-				}
-				if err := fn(offset, rec, r); err != nil {
-					return err
-				}
 			}
 			next = min(h.NextOffset(), to)
 			return nil

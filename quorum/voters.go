@@ -259,22 +259,23 @@ func (h *controlHistory) applyControl(offset int64, rec batch.Record) error {
 	return nil
 }
 
-// applyBatches applies the control records of whole batches, in order.
+// applyBatches applies the control records of whole batches, in order,
+// taking them one at a time (batch.Scanner) so that a batch packing many
+// costs no more than one.
 func (h *controlHistory) applyBatches(buf []byte) error {
 	_, err := batch.Walk(buf, func(hd batch.Header, raw []byte) error {
 		if !hd.IsControl() {
 			return nil
 		}
-		b, err := batch.Decode(raw)
-		if err != nil {
+		var applied error
+		_, err := batch.Scan(raw, func(r batch.Record) error {
+			applied = h.applyControl(hd.BaseOffset+int64(r.OffsetDelta), r)
+			return applied
+		})
+		if err != nil && applied == nil {
 			return fmt.Errorf("%w: %v", ErrBadControlRecord, err)
 		}
-		for _, r := range b.Records {
-			if err := h.applyControl(b.BaseOffset+int64(r.OffsetDelta), r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return err
 	})
 	if err != nil && !errors.Is(err, ErrBadControlRecord) {
 		err = fmt.Errorf("%w: %v", ErrBadControlRecord, err)

@@ -47,8 +47,10 @@ func dumpBatches(w io.Writer, path string, raw []byte, asJSON bool) error {
 		fmt.Fprintf(w, "Dumping %s\n", path)
 	}
 	position := 0
+	var scan batch.Scanner // one record at a time, however many a batch packs
 	for position < len(raw) {
-		b, err := batch.Decode(raw[position:])
+		h, err := scan.Scan(raw[position:], nil) // check the batch whole first
+		b := batch.Batch{Header: h}
 		if errors.Is(err, batch.ErrShort) {
 			fmt.Fprintf(w, "Found %d trailing bytes of a partial batch at position %d\n", len(raw)-position, position)
 			return nil
@@ -63,20 +65,28 @@ func dumpBatches(w io.Writer, path string, raw []byte, asJSON bool) error {
 				b.BaseOffset, b.LastOffset(), b.RecordCount, b.BaseSequence, b.ProducerID, b.ProducerEpoch, b.PartitionLeaderEpoch,
 				b.Attributes&batch.AttrTransactional != 0, b.IsControl(), position, b.MaxTimestamp, b.Size(), b.Magic, b.Codec(), b.CRC)
 		}
-		for _, r := range b.Records {
-			kind, payload := decodeRecord(b.IsControl(), r)
-			offset := b.BaseOffset + int64(r.OffsetDelta)
-			if asJSON {
-				writeJSON(w, map[string]any{"offset": offset, "control": b.IsControl(), "type": kind, "record": payload})
-				continue
-			}
-			text, _ := json.Marshal(payload)
-			fmt.Fprintf(w, "| offset: %d CreateTime: %d keySize: %d valueSize: %d %s: %s\n",
-				offset, b.BaseTimestamp+r.TimestampDelta, lenOrNull(r.Key), lenOrNull(r.Value), kind, text)
+		if _, err := scan.Scan(raw[position:], func(r batch.Record) error {
+			dumpRecord(w, h, r, asJSON)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("position %d: %w", position, err)
 		}
 		position += b.Size()
 	}
 	return nil
+}
+
+// dumpRecord prints one record of the batch h.
+func dumpRecord(w io.Writer, h batch.Header, r batch.Record, asJSON bool) {
+	kind, payload := decodeRecord(h.IsControl(), r)
+	offset := h.BaseOffset + int64(r.OffsetDelta)
+	if asJSON {
+		writeJSON(w, map[string]any{"offset": offset, "control": h.IsControl(), "type": kind, "record": payload})
+		return
+	}
+	text, _ := json.Marshal(payload)
+	fmt.Fprintf(w, "| offset: %d CreateTime: %d keySize: %d valueSize: %d %s: %s\n",
+		offset, h.BaseTimestamp+r.TimestampDelta, lenOrNull(r.Key), lenOrNull(r.Value), kind, text)
 }
 
 func lenOrNull(b []byte) int {

@@ -56,6 +56,7 @@ type dirImage struct {
 	voters       *metadata.VotersRecord
 	image        *metadata.Image
 	warnings     []string
+	batch        batch.Header // the batch being replayed
 }
 
 // loadDirImage reads the directory through storage.ListLogFiles, without
@@ -112,8 +113,10 @@ func (v *dirImage) replaySegment(files *storage.LogFiles, base int64) error {
 	}
 	defer f.Close()
 	batches := batch.NewReader(bufio.NewReaderSize(f, 1<<20), maxSegmentBatch)
+	var scan batch.Scanner // one record at a time, however many a batch packs
 	for {
-		_, raw, err := batches.Next()
+		h, raw, err := batches.Next()
+		v.batch = h
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
@@ -123,30 +126,32 @@ func (v *dirImage) replaySegment(files *storage.LogFiles, base int64) error {
 		if err != nil {
 			return err
 		}
-		b, err := batch.Decode(raw)
-		if err != nil {
+		if _, err := scan.Scan(raw, v.logRecord); err != nil {
 			return err
 		}
-		for _, rec := range b.Records {
-			offset := b.BaseOffset + int64(rec.OffsetDelta)
-			if offset < v.endOffset {
-				continue
-			}
-			v.endOffset = offset + 1
-			if b.IsControl() {
-				v.control(rec)
-				continue
-			}
-			m, err := metadata.DecodeValue(rec.Value)
-			if err != nil {
-				return fmt.Errorf("offset %d: %w", offset, err)
-			}
-			v.logRecords++
-			if err := v.image.Apply(m); err != nil {
-				v.warnings = append(v.warnings, fmt.Sprintf("offset %d: %v (skipped, as the controller does)", offset, err))
-			}
-		}
 	}
+}
+
+// logRecord applies one record of the batch v.batch.
+func (v *dirImage) logRecord(rec batch.Record) error {
+	offset := v.batch.BaseOffset + int64(rec.OffsetDelta)
+	if offset < v.endOffset {
+		return nil
+	}
+	v.endOffset = offset + 1
+	if v.batch.IsControl() {
+		v.control(rec)
+		return nil
+	}
+	m, err := metadata.DecodeValue(rec.Value)
+	if err != nil {
+		return fmt.Errorf("offset %d: %w", offset, err)
+	}
+	v.logRecords++
+	if err := v.image.Apply(m); err != nil {
+		v.warnings = append(v.warnings, fmt.Sprintf("offset %d: %v (skipped, as the controller does)", offset, err))
+	}
+	return nil
 }
 
 func (v *dirImage) control(rec batch.Record) {
