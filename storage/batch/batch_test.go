@@ -79,5 +79,12 @@ func FuzzDecode(f *testing.F) {
 		if _, err := Decode(again); err != nil {
 			t.Fatalf("re-encoded batch does not decode: %v", err)
 		}
+		// Scan hands out the same records from both codecs.
+		var c Compressor
+		var s Scanner
+		gz := c.Encode(nil, Builder{BaseOffset: b.BaseOffset}, b.Records)
+		if plain, zipped := scanAll(&s, again), scanAll(&s, gz); plain != zipped {
+			t.Fatalf("gzip:\n%s\nplain:\n%s", zipped, plain)
+		}
 	})
 }
