@@ -100,9 +100,9 @@ func TestClientThatNeverReadsItsFetchesKeepsMemoryBounded(t *testing.T) {
 
 // Frames announced at a large size and then stalled hold no more than
 // queued.max.request.bytes between them, counted at decodeFactor times
-// their size: each of these is decoded alone. Small requests still pass.
+// their size: only one of these fits at a time. Small requests still pass.
 func TestDecodeBudgetBoundsFramesBeingRead(t *testing.T) {
-	s, addr, _ := startServerWith(t, nil, nil) // socket.request.max.bytes = queued.max.request.bytes = 1 MiB
+	s, addr, _ := startServerWith(t, map[string]string{"queued.max.request.bytes": "20971520"}, nil)
 	const size = 700 << 10
 	var stalled []*testConn
 	for range 4 {

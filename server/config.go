@@ -87,8 +87,9 @@ type Config struct {
 	// every request has its own goroutine at once, and a node-wide count
 	// would let one client's parked fetches lock every other client out.
 	QueuedMaxRequests int
-	// QueuedMaxRequestBytes is queued.max.request.bytes: bytes of request
-	// frames read and being decoded, node-wide; -1 is unbounded.
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the one node-wide
+	// memory budget for what all connections hold (requests being read,
+	// decoded and handled, answers not yet written); -1 is unbounded.
 	QueuedMaxRequestBytes int64
 
 	// Topic defaults and leader balancing, as on an Apache controller.
@@ -341,10 +342,12 @@ func (p *parser) connectionLimits(c *Config) {
 	c.MaxFailedAuthPerAddress = p.int32(maxFailedPerAddressKey, 30, 0)
 	c.MaxFailedAuthPerPrincipal = p.int32(maxFailedPerPrincipalKey, 10, 0)
 	c.QueuedMaxRequests = p.int32("queued.max.requests", 128, 1)
-	// The default admits one largest frame at a time; smaller frames share.
-	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", int64(c.MaxFrameSize), -1)
-	if v := c.QueuedMaxRequestBytes; v != -1 && v < int64(c.MaxFrameSize) {
-		p.setErr("queued.max.request.bytes", fmt.Errorf("%d is neither -1 (unbounded) nor at least socket.request.max.bytes (%d), so the largest frame could never be read", v, c.MaxFrameSize))
+	// Apache's default is -1 (unbounded); kraftd's keeps what hostile
+	// connections can make the node hold to about 100 MiB, at the cost of
+	// refusing bulk frames over a twentieth of it (decodeFactor).
+	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", defaultMemoryBudget, -1)
+	if v := c.QueuedMaxRequestBytes; v != -1 && v < minMemoryBudget {
+		p.setErr("queued.max.request.bytes", fmt.Errorf("%d is neither -1 (unbounded) nor at least %d, the charge of the largest request that is not a bulk request", v, minMemoryBudget))
 	}
 }
 

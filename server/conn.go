@@ -62,7 +62,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Str("principal", principal.String()).Logger()
-	resp := newResponder(c, cancel, s.cfg.QueuedMaxRequests, s.idle())
+	resp := newResponder(c, cancel, s.decoding, s.cfg.QueuedMaxRequests, s.idle())
 	defer func() {
 		// Answer what was asked before the client stopped sending (a
 		// half-closed connection still reads), then close.
@@ -87,7 +87,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 			}
 		}
 		req, errResp, err := s.decode(frame)
-		s.decoding.release(len(frame))
+		if err != nil || errResp != nil {
+			s.decoding.release(len(frame))
+		}
 		if err != nil {
 			logRefused(log, err)
 			p := &pending{close: true}
@@ -108,10 +110,15 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 			resp.finish(p)
 			continue
 		}
-		p.reserve = responseReserve(req.Body)
+		// The decoded request lives until its answer is built: its frame's
+		// charge stays taken until then (responder.finish).
+		p.reserve, p.charge = responseReserve(req.Body), decodeCharge(len(frame))
+		frame = nil
 		if !resp.add(ctx, p) {
+			s.decoding.give(p.charge)
 			return
 		}
+		shrinkAnswer(req.Body, p.reserve)
 		req.Listener, req.Remote, req.Principal, req.Ctx = listener, c.RemoteAddr(), principal, ctx
 		def := handlers[req.Header.Key]
 		if def.start != nil {
@@ -127,8 +134,9 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 func (s *Server) idle() time.Duration { return time.Duration(s.cfg.ConnMaxIdleMs) * time.Millisecond }
 
 // readFrame waits for the next frame and reads it once the node-wide
-// decode budget has room for it; the caller releases len(frame) after
-// decoding. A connection that sends nothing for connections.max.idle.ms
+// memory budget has room for its charge, refusing from its first bytes a
+// frame that could never fit; the caller releases len(frame) after
+// decoding, or hands its charge to the request's pending slot. A connection that sends nothing for connections.max.idle.ms
 // while it has no request in flight, and was answered nothing in that
 // time, is idle, and the error says so.
 func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, resp *responder) ([]byte, error) {
@@ -151,20 +159,24 @@ func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, res
 	if err != nil {
 		return nil, err
 	}
-	if n > smallRequestMax {
+	if n > smallFrame {
 		key, err := r.Peek(2)
 		if err != nil {
 			return nil, err
 		}
-		if k := int16(binary.BigEndian.Uint16(key)); !bulkRequests[k] {
+		k := int16(binary.BigEndian.Uint16(key))
+		if n > smallRequestMax && !bulkRequests[k] {
 			return nil, &frameTooLarge{key: k, size: n}
+		}
+		if s.decoding.overLimit(n) {
+			return nil, &frameOverBudget{key: k, size: n, limit: s.decoding.limit}
 		}
 	}
 	return s.readFrameBody(ctx, r, n)
 }
 
 // readFrameBody reads the n-byte body whose size prefix was just read, once
-// the decode budget has room for it; the caller releases it after decoding.
+// the memory budget has room for its charge; the caller releases it.
 func (s *Server) readFrameBody(ctx context.Context, r *bufio.Reader, n int32) ([]byte, error) {
 	if !s.decoding.acquire(ctx, int(n)) {
 		return nil, ctx.Err()

@@ -1,6 +1,8 @@
 // limits.go holds the node-wide bounds on what clients may take: open
-// connections (in total and from one address) and bytes of request frames
-// being read and decoded. The per-connection bounds live in responder.go.
+// connections (in total and from one address) and one memory budget
+// (queued.max.request.bytes) for what all connections together hold:
+// requests being read, decoded and handled, and answers not yet written.
+// The per-connection bounds live in responder.go.
 
 package server
 
@@ -55,18 +57,20 @@ func (l *connLimits) open(remote net.Addr) (release func(), refused string) {
 }
 
 // smallFrame is the size up to which a frame is read without waiting for
-// the decode budget. The requests a quorum lives on (Fetch, Vote,
-// BeginQuorumEpoch, broker heartbeats) are far smaller, so clients that
-// send huge frames, or announce one and then stall, cannot hold them up.
-// Their bytes still count, so the budget can be overdrawn by at most this
-// much per connection.
-const smallFrame = 64 << 10
+// the memory budget. The requests a quorum lives on (Fetch, Vote,
+// BeginQuorumEpoch, broker heartbeats) are a few hundred bytes, so clients
+// that fill the budget, send huge frames or announce one and then stall
+// cannot hold them up. Their charge still counts, and a connection reads
+// no further frame until its request is admitted (responder.add), so each
+// connection overdraws the budget by at most one such frame's charge.
+const smallFrame = 8 << 10
 
-// decodeFactor is what a frame is charged against the decode budget for
-// each of its bytes: the request kmsg decodes from it can take more memory
-// than the frame, most for long lists of near-empty elements. Measured on
-// the requests kraftd serves (BenchmarkDecodeAmplification), the worst are
-// ElectLeaders at 16x and the config requests at 14x; Fetch is 2x.
+// decodeFactor is what a frame is charged against the budget for each of
+// its bytes, from its size prefix until its answer is built: the request
+// kmsg decodes from it can take more memory than the frame, most for long
+// lists of near-empty elements. Measured on the requests kraftd serves
+// (BenchmarkDecodeAmplification), the worst are ElectLeaders at 16x and
+// the config requests at 14x; Fetch is 2x.
 const decodeFactor = 20
 
 // smallRequestMax is the largest frame kraftd reads for a request that
@@ -75,6 +79,13 @@ const decodeFactor = 20
 // bytes. A larger one is refused before its body is read, so only the bulk
 // requests may take socket.request.max.bytes.
 const smallRequestMax = 1 << 20
+
+// defaultMemoryBudget is queued.max.request.bytes unless set: 100 MiB.
+const defaultMemoryBudget = 100 << 20
+
+// minMemoryBudget is the least queued.max.request.bytes may be: room for
+// the charge of the largest request that is not a bulk request.
+const minMemoryBudget = smallRequestMax * decodeFactor
 
 // bulkRequests are the keys whose requests may be as large as
 // socket.request.max.bytes: admin requests (alone or inside an Envelope)
@@ -107,67 +118,117 @@ func (e *frameTooLarge) Error() string {
 		e.size, kmsg.NameForKey(e.key), e.key, smallRequestMax)
 }
 
-// decodeCharge is what a frame of n bytes holds of the decode budget.
+// frameOverBudget refuses a frame whose charge is more than the whole
+// memory budget: decoding it could take more than the node may hold.
+type frameOverBudget struct {
+	key   int16
+	size  int32
+	limit int64
+}
+
+func (e *frameOverBudget) Error() string {
+	return fmt.Sprintf("frame of %d bytes for %s (key %d) may decode into up to %d bytes, more than queued.max.request.bytes (%d) lets the node hold; "+
+		"send smaller requests, or raise queued.max.request.bytes to %d times the largest",
+		e.size, kmsg.NameForKey(e.key), e.key, decodeCharge(int(e.size)), e.limit, decodeFactor)
+}
+
+// decodeCharge is what a frame of n bytes holds of the budget.
 func decodeCharge(n int) int64 { return int64(n) * decodeFactor }
 
-// decodeBudget bounds the memory of requests being read and decoded
-// (queued.max.request.bytes), each frame charged decodeCharge from the
-// moment its size prefix is read until its body is decoded. A frame whose
-// charge does not fit waits; one is let through when nothing else is held,
-// so the largest frame still makes progress, alone.
-type decodeBudget struct {
+// memBudget is queued.max.request.bytes: one node-wide bound on the bytes
+// all connections together hold. A frame is charged decodeCharge from the
+// moment its size prefix is read until its request's answer is built; a
+// Fetch or FetchSnapshot reserves the answer it may get before it runs;
+// a built answer holds its size until the kernel has taken it. A frame or
+// reserve that does not fit waits, and with it the reading of its
+// connection (backpressure); the exceptions, small frames and one request
+// of a connection that owes nothing, are what keeps the quorum's own
+// traffic moving while clients hold the budget (see responder.add).
+type memBudget struct {
 	limit int64 // -1: unbounded
 
-	mu   sync.Mutex
-	cond *sync.Cond
-	held int64
-	peak int64 // the most ever held at once, for tests
+	mu      sync.Mutex
+	held    int64
+	peak    int64         // the most ever held at once, for tests
+	changed chan struct{} // closed and replaced whenever held goes down
 }
 
-func newDecodeBudget(limit int64) *decodeBudget {
-	b := &decodeBudget{limit: limit}
-	b.cond = sync.NewCond(&b.mu)
-	return b
+func newMemBudget(limit int64) *memBudget {
+	return &memBudget{limit: limit, changed: make(chan struct{})}
 }
 
-// acquire takes the charge of a frame of n bytes, waiting while it does
-// not fit. It returns false, having taken nothing, once ctx is done.
-func (b *decodeBudget) acquire(ctx context.Context, frame int) bool {
-	n := decodeCharge(frame)
+// fitsLocked reports whether n more bytes fit; b.mu is held.
+func (b *memBudget) fitsLocked(n int64) bool {
+	return b.limit < 0 || b.held+n <= b.limit
+}
+
+// tryTake takes n bytes if they fit (n = 0 fits while the budget is not
+// over its limit), or if overdraw is set; else it returns, with nothing
+// taken, a channel closed when bytes are given back.
+func (b *memBudget) tryTake(n int64, overdraw bool) (bool, <-chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.limit >= 0 && frame > smallFrame && b.held > 0 && b.held+n > b.limit {
-		// The waiter is woken by release, or by ctx through this
-		// broadcast; sync.Cond has no other way to wait on a context.
-		stop := context.AfterFunc(ctx, func() {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			b.cond.Broadcast()
-		})
-		defer stop()
-		for b.held > 0 && b.held+n > b.limit {
-			if ctx.Err() != nil {
-				return false
-			}
-			b.cond.Wait()
-		}
+	if !overdraw && !b.fitsLocked(n) {
+		return false, b.changed
 	}
 	b.held += n
 	b.peak = max(b.peak, b.held)
-	return true
+	return true, nil
+}
+
+// give returns n bytes taken by tryTake (n may be negative: an answer
+// built larger than its reserve takes the difference, unconditionally).
+func (b *memBudget) give(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held -= n
+	if n > 0 {
+		close(b.changed)
+		b.changed = make(chan struct{})
+	} else {
+		b.peak = max(b.peak, b.held)
+	}
+}
+
+// acquire takes the charge of a frame of n bytes, waiting while it does
+// not fit unless the frame is small. It returns false, having taken
+// nothing, once ctx is done. The caller has refused frames whose charge is
+// over the limit, which could never fit.
+func (b *memBudget) acquire(ctx context.Context, frame int) bool {
+	for {
+		ok, changed := b.tryTake(decodeCharge(frame), frame <= smallFrame)
+		if ok {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // release gives back the charge of a frame of n bytes.
-func (b *decodeBudget) release(frame int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.held -= decodeCharge(frame)
-	b.cond.Broadcast()
+func (b *memBudget) release(frame int) { b.give(decodeCharge(frame)) }
+
+// overLimit reports whether a frame of n bytes could never fit.
+func (b *memBudget) overLimit(frame int32) bool {
+	return b.limit >= 0 && decodeCharge(int(frame)) > b.limit
 }
 
 // peakHeld is the most the budget ever held at once.
-func (b *decodeBudget) peakHeld() int64 {
+func (b *memBudget) peakHeld() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.peak
+}
+
+// heldNow is what the budget holds now.
+func (b *memBudget) heldNow() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held
 }

@@ -1,8 +1,10 @@
 // responder.go writes a connection's responses in request order and bounds
 // what one connection may hold: requests in flight, and bytes of responses
-// not yet taken by the client. When either bound is reached, the
-// connection's reader stops reading until the client drains its responses;
-// a client that never reads stops being read, and costs no more.
+// not yet taken by the client, which also count against the node-wide
+// memory budget (limits.go). When a bound is reached, the connection's
+// reader stops reading until the client drains its responses or the
+// budget has room; a client that never reads stops being read, and costs
+// no more.
 
 package server
 
@@ -30,6 +32,12 @@ const (
 	// writeChunk is how much is written under one write deadline, so the
 	// deadline measures a client's progress, not the size of a response.
 	writeChunk = 256 << 10
+	// overdraftReserve is what a Fetch or FetchSnapshot reserves, and asks
+	// for (shrinkAnswer), when it runs over a full memory budget: a
+	// connection that owes nothing may run one request so (responder.add),
+	// so a follower catching up keeps fetching, in smaller answers, while
+	// clients hold the budget. Each connection overdraws at most this.
+	overdraftReserve = 128 << 10
 )
 
 // responseReserve is what a request reserves of its connection's owed
@@ -51,9 +59,32 @@ func responseReserve(req kmsg.Request) int64 {
 	return fetchReserve
 }
 
+// shrinkAnswer lowers what a Fetch or FetchSnapshot asks for to the
+// reserve it was admitted with, when add cut it.
+func shrinkAnswer(req kmsg.Request, reserve int64) {
+	if reserve >= responseReserve(req) {
+		return
+	}
+	n := int32(max(reserve, 1))
+	switch r := req.(type) {
+	case *kmsg.FetchRequest:
+		r.MaxBytes = n
+		for i := range r.Topics {
+			for j := range r.Topics[i].Partitions {
+				if pm := &r.Topics[i].Partitions[j].PartitionMaxBytes; *pm <= 0 || *pm > n {
+					*pm = n
+				}
+			}
+		}
+	case *kmsg.FetchSnapshotRequest:
+		r.MaxBytes = n
+	}
+}
+
 // pending is a response slot, queued in request order.
 type pending struct {
 	reserve  int64 // owed bytes reserved when admitted, until finished
+	charge   int64 // the request frame's decode charge, held until finished
 	frame    []byte
 	tail     *chunkTail // written after frame, if not nil
 	close    bool       // close the connection instead of answering
@@ -67,15 +98,18 @@ type pending struct {
 type responder struct {
 	conn         net.Conn
 	cancel       context.CancelFunc
+	budget       *memBudget // node-wide: reserves, charges and frames not yet written
 	maxInFlight  int
 	maxOwed      int64
 	writeTimeout time.Duration
 
 	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
 	w       *bufio.Writer
-	mu      sync.Mutex // never held while writing: the reader only needs this one
-	space   *sync.Cond // on mu: in-flight or owed went down, or the connection died
-	queue   []*pending
+	mu sync.Mutex // never held while writing: the reader only needs this one
+	// space is closed and replaced when in-flight or owed goes down, or the
+	// connection dies; a channel, so add can wait on the budget beside it.
+	space chan struct{}
+	queue []*pending
 	// inFlight counts requests admitted and not yet written; owed is
 	// their reserves plus the frames built and not yet written.
 	inFlight int
@@ -88,40 +122,63 @@ type responder struct {
 	pending    sync.WaitGroup
 }
 
-func newResponder(c net.Conn, cancel context.CancelFunc, maxInFlight int, writeTimeout time.Duration) *responder {
-	r := &responder{conn: c, cancel: cancel, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn, writeTimeout: writeTimeout,
-		w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, 64*1024)}
-	r.space = sync.NewCond(&r.mu)
-	return r
+func newResponder(c net.Conn, cancel context.CancelFunc, budget *memBudget, maxInFlight int, writeTimeout time.Duration) *responder {
+	return &responder{conn: c, cancel: cancel, budget: budget, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn,
+		writeTimeout: writeTimeout, w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, 64*1024), space: make(chan struct{})}
 }
 
 // add queues p behind the requests already in flight, waiting while the
 // connection has as many requests in flight as it may, or is owed so much
 // that p's reserve does not fit (unless nothing is owed, so that a reserve
-// above the bound still runs alone). False once the connection is closing.
+// above the bound still runs alone), or while the node's memory budget is
+// over its limit or has no room for p's reserve. A connection that owes
+// nothing is not made to wait for the budget: p runs at once, its reserve
+// cut to overdraftReserve, so peers and clients that read their answers
+// keep being served while hostile ones hold the budget; each connection
+// overdraws it by at most one such request. False once the connection is
+// closing.
 func (r *responder) add(ctx context.Context, p *pending) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.fits(p) {
-		stop := context.AfterFunc(ctx, func() {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.space.Broadcast()
-		})
-		defer stop()
-		for !r.fits(p) && ctx.Err() == nil {
-			r.space.Wait()
+	for {
+		r.mu.Lock()
+		if r.dead || ctx.Err() != nil {
+			r.mu.Unlock()
+			return false
+		}
+		var wait <-chan struct{} = r.space
+		if r.fits(p) {
+			ok, changed := r.budget.tryTake(p.reserve, false)
+			if !ok && r.inFlight == 0 && r.owed == 0 {
+				p.reserve = min(p.reserve, overdraftReserve)
+				ok, _ = r.budget.tryTake(p.reserve, true)
+			}
+			if ok {
+				r.admit(p)
+				r.mu.Unlock()
+				return true
+			}
+			wait = changed
+		}
+		r.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
 		}
 	}
-	if r.dead || ctx.Err() != nil {
-		return false
-	}
+}
+
+// admit queues p, whose reserve the budget has taken; r.mu is held.
+func (r *responder) admit(p *pending) {
 	r.inFlight++
 	r.owed += p.reserve
 	r.peakOwed = max(r.peakOwed, r.owed)
 	r.pending.Add(1)
 	r.queue = append(r.queue, p)
-	return true
+}
+
+// wake tells a waiting add that space may have come; r.mu is held.
+func (r *responder) wake() {
+	close(r.space)
+	r.space = make(chan struct{})
 }
 
 // fits is add's condition to go ahead; r.mu is held.
@@ -148,7 +205,10 @@ func (r *responder) finish(p *pending) {
 	r.mu.Lock()
 	p.finished = true
 	r.owed += int64(len(p.frame)) - p.reserve
-	p.reserve = 0
+	// The request and its reserve are done with; the answer takes their
+	// place in the budget until it is written.
+	r.budget.give(p.reserve + p.charge - int64(len(p.frame)))
+	p.reserve, p.charge = 0, 0
 	r.peakOwed = max(r.peakOwed, r.owed)
 	r.mu.Unlock()
 
@@ -173,15 +233,18 @@ func (r *responder) finish(p *pending) {
 	r.mu.Lock()
 	r.inFlight -= len(ready)
 	r.lastAnswer = time.Now()
+	written := int64(0)
 	for _, q := range ready {
-		r.owed -= int64(len(q.frame))
+		written += int64(len(q.frame))
 		q.frame = nil
 		if q.tail != nil {
 			q.tail.chunk.Close()
 			q.tail = nil
 		}
 	}
-	r.space.Broadcast()
+	r.owed -= written
+	r.budget.give(written)
+	r.wake()
 	r.mu.Unlock()
 }
 
@@ -221,7 +284,7 @@ func (r *responder) writeTail(t *chunkTail) bool {
 func (r *responder) kill() {
 	r.mu.Lock()
 	r.dead = true
-	r.space.Broadcast()
+	r.wake()
 	r.mu.Unlock()
 	r.cancel()
 	r.conn.Close()

@@ -67,7 +67,10 @@ type Server struct {
 	backend  Backend
 
 	conns    *connLimits
-	decoding *decodeBudget
+	// decoding is the node's one memory budget (queued.max.request.bytes):
+	// frames being read and decoded, requests being handled, answers
+	// waiting to be written.
+	decoding *memBudget
 	// tls holds the material of each SSL listener, by name.
 	tls            map[string]*tlsMaterial
 	handshakeLimit time.Duration // tests shorten the handshake bound
@@ -108,7 +111,7 @@ type Backend interface {
 // New builds a server for cfg.
 func New(cfg *Config, backend Backend, log zerolog.Logger) *Server {
 	s := &Server{cfg: cfg, log: log, registry: protocol.NewRegistry(), backend: backend, addrs: map[string]net.Addr{},
-		conns: newConnLimits(cfg.MaxConnections, cfg.MaxConnectionsPerIP), decoding: newDecodeBudget(cfg.QueuedMaxRequestBytes)}
+		conns: newConnLimits(cfg.MaxConnections, cfg.MaxConnectionsPerIP), decoding: newMemBudget(cfg.QueuedMaxRequestBytes)}
 	for key, h := range handlers {
 		s.registry.Register(key, h.min, h.max)
 	}

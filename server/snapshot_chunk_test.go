@@ -111,7 +111,7 @@ func sendOverTCP(t *testing.T, frame []byte, tail *chunkTail) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newResponder(c, func() {}, 1, 10*time.Second)
+	r := newResponder(c, func() {}, newMemBudget(-1), 1, 10*time.Second)
 	if _, err := r.w.Write(frame); err != nil {
 		t.Fatal(err)
 	}
