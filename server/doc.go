@@ -20,6 +20,11 @@
 // It owns the node's own log level too (BROKER_LOGGER configs of this
 // node's id), which is process state, never metadata.
 //
+// It owns the bounds on what clients make the node hold: connections, and
+// one node-wide memory budget (queued.max.request.bytes, limits.go) for
+// requests read, decoded and handled and answers not yet written; past
+// it, it stops reading from connections rather than allocating more.
+//
 // It must never hold consensus or cluster state of its own: that lives in
 // packages quorum and controller. A request that waits (a parked Fetch) must
 // never hold up another connection.

@@ -105,7 +105,7 @@ type responder struct {
 
 	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
 	w       *bufio.Writer
-	mu sync.Mutex // never held while writing: the reader only needs this one
+	mu      sync.Mutex // never held while writing: the reader only needs this one
 	// space is closed and replaced when in-flight or owed goes down, or the
 	// connection dies; a channel, so add can wait on the budget beside it.
 	space chan struct{}

@@ -66,7 +66,7 @@ type Server struct {
 	registry *protocol.Registry
 	backend  Backend
 
-	conns    *connLimits
+	conns *connLimits
 	// decoding is the node's one memory budget (queued.max.request.bytes):
 	// frames being read and decoded, requests being handled, answers
 	// waiting to be written.

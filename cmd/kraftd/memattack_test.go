@@ -195,7 +195,8 @@ func fillLog(t *testing.T, addr string, n int) {
 type attack struct {
 	fetchers int // pipeline Fetch from offset 0
 	stallers int // announce a 100 MiB CreateTopics frame, send 1 KiB, stall
-	bulk     int // send one whole 100 MiB CreateTopics frame
+	bulk     int // send one whole CreateTopics frame of bulkSize bytes
+	bulkSize int
 }
 
 func envInt(name string, def int) int {
@@ -236,7 +237,7 @@ func (a attack) launch(t *testing.T, addr string, epoch int32) ([]net.Conn, <-ch
 	}
 	var bulk []byte
 	if a.bulk > 0 {
-		bulk = hugeCreateTopics(100<<20 - 1024) // under socket.request.max.bytes
+		bulk = hugeCreateTopics(a.bulkSize)
 	}
 	// A CreateTopics header announcing a 100 MiB frame, and 1 KiB of it.
 	small := hugeCreateTopics(2048)
@@ -280,7 +281,8 @@ func (a attack) launch(t *testing.T, addr string, epoch int32) ([]net.Conn, <-ch
 // answers, huge CreateTopics frames, large frames announced and then
 // stalled) add no more than 256 MiB to a real kraftd's resident memory,
 // and it keeps answering DescribeQuorum meanwhile. The mix and the bound
-// are taken from KRAFTD_ATTACK_{FETCH,STALL,BULK,WATCH_S}, to measure.
+// are taken from KRAFTD_ATTACK_{FETCH,STALL,BULK,BULK_BYTES,WATCH_S}, to
+// measure.
 func TestHostileConnectionsShareOneMemoryBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kraftd and attacks it")
@@ -301,7 +303,8 @@ func TestHostileConnectionsShareOneMemoryBudget(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	fillLog(t, p.addr, 8<<20)
-	a := attack{fetchers: envInt("KRAFTD_ATTACK_FETCH", 190), stallers: envInt("KRAFTD_ATTACK_STALL", 6), bulk: envInt("KRAFTD_ATTACK_BULK", 4)}
+	a := attack{fetchers: envInt("KRAFTD_ATTACK_FETCH", 190), stallers: envInt("KRAFTD_ATTACK_STALL", 6), bulk: envInt("KRAFTD_ATTACK_BULK", 4),
+		bulkSize: envInt("KRAFTD_ATTACK_BULK_BYTES", 100<<20-1024)} // under socket.request.max.bytes
 	watch := time.Duration(envInt("KRAFTD_ATTACK_WATCH_S", 8)) * time.Second
 
 	base := p.procStatus(t, "VmRSS")
@@ -364,8 +367,8 @@ func TestHostileConnectionsShareOneMemoryBudget(t *testing.T) {
 	// the bound errs on the safe side.
 	peak := p.procStatus(t, "VmHWM")
 	grew := peak - base
-	t.Logf("%d fetchers, %d stallers, %d bulk frames: VmRSS %d MiB before, VmHWM %d MiB (+%d MiB), highest VmRSS sampled %d MiB, now %d MiB; %d DescribeQuorum answers in %v",
-		a.fetchers, a.stallers, a.bulk, base>>20, peak>>20, grew>>20, high>>20, p.procStatus(t, "VmRSS")>>20, answers, time.Since(started).Round(time.Millisecond))
+	t.Logf("%d fetchers, %d stallers, %d bulk frames of %d bytes: VmRSS %d MiB before, VmHWM %d MiB (+%d MiB), highest VmRSS sampled %d MiB, now %d MiB; %d DescribeQuorum answers in %v",
+		a.fetchers, a.stallers, a.bulk, a.bulkSize, base>>20, peak>>20, grew>>20, high>>20, p.procStatus(t, "VmRSS")>>20, answers, time.Since(started).Round(time.Millisecond))
 	if grew > 256<<20 {
 		t.Fatalf("hostile connections added %d MiB to kraftd's RSS, more than 256 MiB", grew>>20)
 	}
