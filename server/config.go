@@ -343,7 +343,7 @@ func (p *parser) connectionLimits(c *Config) {
 	c.MaxFailedAuthPerPrincipal = p.int32(maxFailedPerPrincipalKey, 10, 0)
 	c.QueuedMaxRequests = p.int32("queued.max.requests", 128, 1)
 	// Apache's default is -1 (unbounded); kraftd's keeps what hostile
-	// connections can make the node hold to about 100 MiB, at the cost of
+	// connections can make the node hold to 64 MiB, at the cost of
 	// refusing bulk frames over a twentieth of it (decodeFactor).
 	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", defaultMemoryBudget, -1)
 	if v := c.QueuedMaxRequestBytes; v != -1 && v < minMemoryBudget {

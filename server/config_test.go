@@ -46,7 +46,7 @@ func TestParseConfigDefaultsAndUnknownKeys(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	if c.MaxConnections != 1<<31-1 || c.MaxConnectionsPerIP != 1<<31-1 || c.ConnMaxIdleMs != 600000 ||
-		c.QueuedMaxRequests != 128 || c.QueuedMaxRequestBytes != 100<<20 {
+		c.QueuedMaxRequests != 128 || c.QueuedMaxRequestBytes != 64<<20 {
 		t.Fatalf("connection limits %+v", c)
 	}
 	if len(c.Unknown) != 1 || c.Unknown[0] != "num.network.threads" {

@@ -40,10 +40,16 @@ type Request struct {
 	Ctx context.Context
 }
 
+// connBuffer is the size of each connection's read buffer and of its
+// write buffer: enough for the small requests and answers that make up
+// most traffic; larger frames are read into and written from their own
+// slices past it. Kept small, since every connection holds two.
+const connBuffer = 16 << 10
+
 // serveConn runs one connection: the calling goroutine reads and dispatches
 // each request to a goroutine of its own; responses leave in request order.
 func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, principal Principal) {
-	r := bufio.NewReaderSize(c, 64*1024)
+	r := bufio.NewReaderSize(c, connBuffer)
 	sasl := s.cfg.SASL[listener]
 	var session *saslSession
 	if sasl != nil {

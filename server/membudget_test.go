@@ -19,15 +19,16 @@ import (
 // Several clients pipeline Fetch requests answered with megabytes of
 // records and never read: together they hold no more than the one
 // node-wide budget (plus one small overdraft each), where each used to
-// hold its own 32 MiB. Meanwhile a client that reads its answers (a
-// follower catching up) still gets records, and DescribeQuorum answers.
+// hold its own 32 MiB. Meanwhile the leader's followers keep fetching (a
+// proposal commits), a client that reads its answers still gets records,
+// and DescribeQuorum answers.
 func TestClientsThatNeverReadShareOneMemoryBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a node and fills its log")
 	}
 	// The least budget there is (and a frame limit the code before the
 	// budget accepted with it).
-	nodes := startBenchQuorumWith(t, 1, map[string]string{
+	nodes := startBenchQuorumWith(t, 3, map[string]string{
 		"queued.max.request.bytes": "20971520", "socket.request.max.bytes": "1048576"})
 	leader := waitBenchLeader(t, nodes, 60*time.Second)
 	rec := paddedConfigRecord(t, 32<<10)
@@ -42,7 +43,12 @@ func TestClientsThatNeverReadShareOneMemoryBudget(t *testing.T) {
 		}
 		cancel()
 	}
-	addr := nodes[0].srv.Addr("CONTROLLER").String()
+	var addr string
+	for _, n := range nodes {
+		if n.node == leader {
+			addr = n.srv.Addr("CONTROLLER").String()
+		}
+	}
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.SetVersion(12)
 	fetch.ReplicaID, fetch.MaxBytes = -1, 8<<20
@@ -79,6 +85,12 @@ func TestClientsThatNeverReadShareOneMemoryBudget(t *testing.T) {
 	// garbage collector's slack; each client alone used to hold 32 MiB.
 	if grew > 96<<20 {
 		t.Fatalf("heap grew by %d MiB for %d clients that read nothing", grew>>20, hogs)
+	}
+	// The followers fetch from the leader whose budget the hogs hold.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := leader.Propose(ctx, []metadata.Record{&metadata.NoOpRecord{}}); err != nil {
+		t.Fatalf("a proposal did not commit while clients held the budget: %v", err)
 	}
 	reader := dial(t, addr)
 	reader.SetDeadline(time.Now().Add(2 * time.Minute))

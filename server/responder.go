@@ -32,6 +32,11 @@ const (
 	// writeChunk is how much is written under one write deadline, so the
 	// deadline measures a client's progress, not the size of a response.
 	writeChunk = 256 << 10
+	// answerCopies is how many times the memory budget counts a reserve
+	// while its request runs: a Fetch's records are read into memory and
+	// then copied into the answer's frame, and both live until the frame
+	// is built.
+	answerCopies = 2
 	// overdraftReserve is what a Fetch or FetchSnapshot reserves, and asks
 	// for (shrinkAnswer), when it runs over a full memory budget: a
 	// connection that owes nothing may run one request so (responder.add),
@@ -124,7 +129,7 @@ type responder struct {
 
 func newResponder(c net.Conn, cancel context.CancelFunc, budget *memBudget, maxInFlight int, writeTimeout time.Duration) *responder {
 	return &responder{conn: c, cancel: cancel, budget: budget, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn,
-		writeTimeout: writeTimeout, w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, 64*1024), space: make(chan struct{})}
+		writeTimeout: writeTimeout, w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, connBuffer), space: make(chan struct{})}
 }
 
 // add queues p behind the requests already in flight, waiting while the
@@ -146,10 +151,10 @@ func (r *responder) add(ctx context.Context, p *pending) bool {
 		}
 		var wait <-chan struct{} = r.space
 		if r.fits(p) {
-			ok, changed := r.budget.tryTake(p.reserve, false)
+			ok, changed := r.budget.tryTake(answerCopies*p.reserve, false)
 			if !ok && r.inFlight == 0 && r.owed == 0 {
 				p.reserve = min(p.reserve, overdraftReserve)
-				ok, _ = r.budget.tryTake(p.reserve, true)
+				ok, _ = r.budget.tryTake(answerCopies*p.reserve, true)
 			}
 			if ok {
 				r.admit(p)
@@ -207,7 +212,7 @@ func (r *responder) finish(p *pending) {
 	r.owed += int64(len(p.frame)) - p.reserve
 	// The request and its reserve are done with; the answer takes their
 	// place in the budget until it is written.
-	r.budget.give(p.reserve + p.charge - int64(len(p.frame)))
+	r.budget.give(answerCopies*p.reserve + p.charge - int64(len(p.frame)))
 	p.reserve, p.charge = 0, 0
 	r.peakOwed = max(r.peakOwed, r.owed)
 	r.mu.Unlock()

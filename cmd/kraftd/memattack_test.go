@@ -206,19 +206,22 @@ func envInt(name string, def int) int {
 	return def
 }
 
-// hugeCreateTopics is a CreateTopics frame of about size bytes of
-// near-empty topics, the request that decodes to the most per byte.
+// hugeCreateTopics is a CreateTopics v7 frame of about size bytes of
+// near-empty topics, the request that decodes to the most per byte. It is
+// written out by hand, being too large to build quickly through kmsg.
 func hugeCreateTopics(size int) []byte {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.SetVersion(7)
-	req.TimeoutMillis = 1000
-	// Each topic: compact name of one byte, partitions, replication
-	// factor, two empty compact arrays and empty tags: 11 bytes.
-	req.Topics = make([]kmsg.CreateTopicsRequestTopic, size/11)
-	for i := range req.Topics {
-		req.Topics[i] = kmsg.CreateTopicsRequestTopic{Topic: "t", NumPartitions: 1, ReplicationFactor: 1}
-	}
-	return requestFrame(req, 1)
+	// Each topic: compact name "t", partitions 1, replication factor 1,
+	// two empty compact arrays and empty tags: 11 bytes.
+	topic := []byte{2, 't', 0, 0, 0, 1, 0, 1, 1, 1, 0}
+	n := size / len(topic)
+	body := protocol.AppendRequestHeader(nil, req, 1, "attack-test")
+	body = binary.AppendUvarint(body, uint64(n+1))
+	body = append(body, bytes.Repeat(topic, n)...)
+	body = binary.BigEndian.AppendUint32(body, 1000) // timeout
+	body = append(body, 0, 0)                        // validate only, tags
+	return protocol.AppendFrame(nil, body)
 }
 
 // launch opens the attack's connections and sends what each sends; it
@@ -380,5 +383,18 @@ func closed(c <-chan struct{}) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// The hand-written CreateTopics frame is what kmsg encodes.
+func TestHugeCreateTopicsIsValid(t *testing.T) {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	req.TimeoutMillis = 1000
+	for range 3 {
+		req.Topics = append(req.Topics, kmsg.CreateTopicsRequestTopic{Topic: "t", NumPartitions: 1, ReplicationFactor: 1})
+	}
+	if got, want := hugeCreateTopics(33), requestFrame(req, 1); !bytes.Equal(got, want) {
+		t.Fatalf("hand-written % x\nkmsg         % x", got, want)
 	}
 }
