@@ -119,7 +119,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 		// The decoded request lives until its answer is built: its frame's
 		// charge stays taken until then (responder.finish).
 		p.reserve, p.charge = responseReserve(req.Body), decodeCharge(len(frame))
-		frame = nil
+		frame = nil // not kept alive while add waits
 		if !resp.add(ctx, p) {
 			s.decoding.give(p.charge)
 			return
@@ -142,9 +142,10 @@ func (s *Server) idle() time.Duration { return time.Duration(s.cfg.ConnMaxIdleMs
 // readFrame waits for the next frame and reads it once the node-wide
 // memory budget has room for its charge, refusing from its first bytes a
 // frame that could never fit; the caller releases len(frame) after
-// decoding, or hands its charge to the request's pending slot. A connection that sends nothing for connections.max.idle.ms
-// while it has no request in flight, and was answered nothing in that
-// time, is idle, and the error says so.
+// decoding, or hands its charge to the request's pending slot. A
+// connection that sends nothing for connections.max.idle.ms while it has
+// no request in flight, and was answered nothing in that time, is idle,
+// and the error says so.
 func (s *Server) readFrame(ctx context.Context, c net.Conn, r *bufio.Reader, resp *responder) ([]byte, error) {
 	for {
 		// Peek consumes nothing, so a timeout here loses no bytes, and a

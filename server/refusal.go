@@ -81,6 +81,7 @@ func logRefused(log zerolog.Logger, err error) {
 func logUnreadable(log zerolog.Logger, err error, maxFrame int32) {
 	var size *protocol.FrameSizeError
 	var tooLarge *frameTooLarge
+	var overBudget *frameOverBudget
 	switch {
 	case errors.Is(err, io.EOF):
 	case errors.Is(err, errIdle):
@@ -91,6 +92,8 @@ func logUnreadable(log zerolog.Logger, err error, maxFrame int32) {
 		log.Warn().Str("reason", fmt.Sprintf("frame of %d bytes exceeds socket.request.max.bytes %d (%s)", size.Size, maxFrame, size.Hint)).Msg("refused request; closing connection")
 	case errors.As(err, &tooLarge):
 		log.Warn().Str("reason", tooLarge.Error()).Msg("refused request; closing connection")
+	case errors.As(err, &overBudget):
+		log.Warn().Str("reason", overBudget.Error()).Msg("refused request; closing connection")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		log.Warn().Str("reason", "the client closed the connection in the middle of a frame").Msg("closing connection")
 	case errors.Is(err, os.ErrDeadlineExceeded):
