@@ -183,7 +183,7 @@ func fillLog(t *testing.T, addr string, n int) {
 			if r.ErrorCode == 0 {
 				break
 			}
-			if attempt == 100 {
+			if attempt == 1200 { // two minutes
 				t.Fatalf("filling the log: IncrementalAlterConfigs answered %+v", r)
 			}
 			time.Sleep(100 * time.Millisecond)
