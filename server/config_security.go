@@ -10,7 +10,7 @@ import (
 // errMoreSecurity is why a security key stops start-up. The key's value is
 // never repeated: many of these keys hold passwords or JAAS secrets.
 var errMoreSecurity = errors.New("asks for a SASL or TLS setting kraftd does not honour " +
-	"(it serves PLAINTEXT, SSL and SASL with the ssl.* and sasl.* keys its README lists); " +
+	"(it serves PLAINTEXT, SSL and SASL with the ssl.* and sasl.* keys its docs/security.md lists); " +
 	"remove the key, or run an Apache controller until kraftd supports it")
 
 // errNoSSLListener is why an honoured ssl.* key stops start-up when no

@@ -13,23 +13,23 @@ import (
 	"github.com/kraftd/kraftd/internal/testpki"
 )
 
-// The README's secured three-node example (SASL_SSL, SCRAM-SHA-512 from
+// The secured three-node example of docs/security.md (SASL_SSL, SCRAM-SHA-512 from
 // format --add-scram, mutual TLS, re-authentication) runs as written: its
 // server.properties, with only the ports, directories and certificate
 // paths replaced by the test's, and its format arguments start three
 // kraftd controllers that elect a leader; the harness reaches them with a
 // client certificate and the admin's SCRAM credentials, and
-// kafka-metadata-quorum 4.1.2 and 4.4.0 describe them with the README's
+// kafka-metadata-quorum 4.1.2 and 4.4.0 describe them with the page's
 // client.properties, and again after the keystore is rotated on disk.
-func TestReadmeSecureExample(t *testing.T) {
+func TestSecurityDocExample(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile(filepath.Join(RepoRoot(t), "README.md"))
+	page, err := os.ReadFile(filepath.Join(RepoRoot(t), "docs", "security.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := readmeBlock(t, string(readme), "secure-server.properties")
-	format := readmeBlock(t, string(readme), "secure-format")
-	client := readmeBlock(t, string(readme), "secure-client.properties")
+	server := docBlock(t, string(page), "secure-server.properties")
+	format := docBlock(t, string(page), "secure-format")
+	client := docBlock(t, string(page), "secure-client.properties")
 
 	k := NewTestPKI(t)
 	paths := strings.NewReplacer(
@@ -48,7 +48,7 @@ func TestReadmeSecureExample(t *testing.T) {
 	}
 	admin := regexp.MustCompile(`name=admin,password=([^\]]*)\]`).FindStringSubmatch(format)
 	if len(scramArgs) != 4 || admin == nil {
-		t.Fatalf("the README's format command has no controller and admin credentials:\n%s", format)
+		t.Fatalf("the page's format command has no controller and admin credentials:\n%s", format)
 	}
 
 	clusterID := NewUUID()
@@ -108,21 +108,21 @@ func TestReadmeSecureExample(t *testing.T) {
 	}
 }
 
-// readmeBlock is the fenced block after the README's
+// docBlock is the fenced block after the page's
 // `<!-- example: name ... -->` marker.
-func readmeBlock(t *testing.T, readme, name string) string {
+func docBlock(t *testing.T, page, name string) string {
 	t.Helper()
-	_, after, ok := strings.Cut(readme, "<!-- example: "+name)
+	_, after, ok := strings.Cut(page, "<!-- example: "+name)
 	if !ok {
-		t.Fatalf("README.md has no example %q", name)
+		t.Fatalf("docs/security.md has no example %q", name)
 	}
 	_, block, ok := strings.Cut(after, "```\n")
 	if !ok {
-		t.Fatalf("README.md example %q has no code block", name)
+		t.Fatalf("docs/security.md example %q has no code block", name)
 	}
 	block, _, ok = strings.Cut(block, "```")
 	if !ok {
-		t.Fatalf("README.md example %q is not closed", name)
+		t.Fatalf("docs/security.md example %q is not closed", name)
 	}
 	return block
 }
