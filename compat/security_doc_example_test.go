@@ -27,9 +27,9 @@ func TestSecurityDocExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := docBlock(t, string(page), "secure-server.properties")
-	format := docBlock(t, string(page), "secure-format")
-	client := docBlock(t, string(page), "secure-client.properties")
+	server := docBlock(t, "docs/security.md", string(page), "secure-server.properties")
+	format := docBlock(t, "docs/security.md", string(page), "secure-format")
+	client := docBlock(t, "docs/security.md", string(page), "secure-client.properties")
 
 	k := NewTestPKI(t)
 	paths := strings.NewReplacer(
@@ -108,21 +108,26 @@ func TestSecurityDocExample(t *testing.T) {
 	}
 }
 
-// docBlock is the fenced block after the page's
-// `<!-- example: name ... -->` marker.
-func docBlock(t *testing.T, page, name string) string {
+// docBlock is the fenced block after the `<!-- example: name ... -->`
+// marker of the page (file names it in failures); the fence may name a
+// language.
+func docBlock(t *testing.T, file, page, name string) string {
 	t.Helper()
 	_, after, ok := strings.Cut(page, "<!-- example: "+name)
 	if !ok {
-		t.Fatalf("docs/security.md has no example %q", name)
+		t.Fatalf("%s has no example %q", file, name)
 	}
-	_, block, ok := strings.Cut(after, "```\n")
+	_, fence, ok := strings.Cut(after, "```")
 	if !ok {
-		t.Fatalf("docs/security.md example %q has no code block", name)
+		t.Fatalf("%s example %q has no code block", file, name)
+	}
+	_, block, ok := strings.Cut(fence, "\n")
+	if !ok {
+		t.Fatalf("%s example %q has no code block", file, name)
 	}
 	block, _, ok = strings.Cut(block, "```")
 	if !ok {
-		t.Fatalf("docs/security.md example %q is not closed", name)
+		t.Fatalf("%s example %q is not closed", file, name)
 	}
 	return block
 }
