@@ -22,8 +22,9 @@ if [ ! -f "$data/metadata/meta.properties" ]; then
 fi
 cat <<EOM
 kraftd: starting a standalone controller on 127.0.0.1:9093 (data in $data).
-Query it with Apache Kafka's tools, for example:
+Ask it how the quorum is (no Java needed):
+  bin/kraftd status --bootstrap-controller 127.0.0.1:9093
+or with Apache Kafka's tools (README.md, "Apache Kafka's tools"):
   kafka-metadata-quorum.sh --bootstrap-controller 127.0.0.1:9093 describe --status
-  kafka-metadata-quorum.sh --bootstrap-controller 127.0.0.1:9093 describe --replication
 EOM
 exec ./bin/kraftd --log-format console start --config "$conf"
