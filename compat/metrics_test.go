@@ -231,7 +231,8 @@ func familyValue(f *dto.MetricFamily) float64 {
 // node is ready again once they continue; then the leader stops, its
 // followers turn not ready and are ready again under a new leader; then
 // Strimzi's AbnormalControllerState alert fires while no controller can be
-// active, and its OfflinePartitions alert while an Apache broker holding
+// active (with brokers registered, every query of the dashboard kraftd
+// ships returns data, and its alert rules evaluate: dashboard_test.go), and its OfflinePartitions alert while an Apache broker holding
 // a partition's only replica is down (prometheus_test.go,
 // metrics_offline_test.go).
 func TestKraftdMetricsAndReadiness(t *testing.T) {
@@ -244,6 +245,7 @@ func TestKraftdMetricsAndReadiness(t *testing.T) {
 	checkScrapes(t, nodes)
 	fleet := startBrokerFleet(t, nodes)
 	checkBrokerMetrics(t, nodes)
+	t.Run("KraftdDashboard", func(t *testing.T) { checkKraftdDashboard(t, prom) })
 	checkStatusCommand(t, nodes)
 	fleet.Stop()
 	checkPprof(t, nodes)

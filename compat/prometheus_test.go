@@ -30,11 +30,13 @@ func podName(n *metricsNode) string { return fmt.Sprintf("my-cluster-controller-
 
 // startQuorumPrometheus starts a real Prometheus scraping every node's
 // metrics listener with the labels Strimzi's pods give their series, and
-// the controller alerts, which promtool checks first.
+// Strimzi's controller alerts beside the ones kraftd ships
+// (deploy/prometheus), which promtool checks first.
 func startQuorumPrometheus(t *testing.T, nodes []*metricsNode) *Prometheus {
 	t.Helper()
+	all := quorumRules + kraftdRuleGroups(t)
 	rules := filepath.Join(t.TempDir(), "rules.yml")
-	writeFile(t, rules, []byte(quorumRules))
+	writeFile(t, rules, []byte(all))
 	if out, err := exec.Command("promtool", "check", "rules", rules).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
@@ -45,7 +47,7 @@ func startQuorumPrometheus(t *testing.T, nodes []*metricsNode) *Prometheus {
 			"strimzi_io_cluster": "my-cluster", "strimzi_io_name": "my-cluster-kafka", "container": "kafka",
 		}})
 	}
-	return StartPrometheus(t, targets, quorumRules)
+	return StartPrometheus(t, targets, all)
 }
 
 // dashboardPanel is one panel of Strimzi's KRaft dashboard
