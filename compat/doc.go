@@ -1,7 +1,9 @@
 // Package compat proves kraftd against real Apache Kafka processes: it
 // fetches Apache Kafka with Maven into a cache outside the repository,
 // starts controllers, brokers and tools on loopback ports, and holds the
-// interop tests and golden bytes captured from them.
+// interop tests and golden bytes captured from them. It also checks the
+// dashboard and alert rules in deploy/ against a real Prometheus scraping
+// real kraftd processes (harness_dashboard.go).
 //
 // It must never leave a process running: everything it starts is stopped by
 // PID when the test ends, pass or fail.

@@ -12,5 +12,5 @@ need go "Go 1.26 or newer (https://go.dev/dl or: apt-get install golang)"
 need java "Java 17 or newer (apt-get install openjdk-17-jre-headless)"
 need mvn "Apache Maven (apt-get install maven)"
 need prometheus "Prometheus, which the metrics test scrapes kraftd with (apt-get install prometheus)"
-need promtool "promtool, from the prometheus package (apt-get install prometheus)"
+need promtool "promtool, from the prometheus package, which checks the alert rules in deploy/prometheus (apt-get install prometheus)"
 exit $missing
