@@ -10,7 +10,7 @@ export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race run test vet gen gen-check kafka tools sim matrix bench bench-scale fuzz clean
+.PHONY: all build build-race cross run test vet gen gen-check kafka tools sim matrix bench bench-scale fuzz clean
 
 all: build
 
@@ -20,6 +20,11 @@ build:
 # The race-detector build that the three-process quorum test runs.
 build-race:
 	$(GO) build -race -o bin/kraftd-race ./cmd/kraftd
+
+# kraftd for linux, darwin (amd64, arm64) and windows/amd64, and go vet of
+# the module for each; make test runs it in the background beside the suite.
+cross:
+	GO=$(GO) ./scripts/cross-check.sh
 
 # A standalone single-node quorum on 127.0.0.1:9093 with its data in ./data.
 run: build
@@ -60,11 +65,14 @@ SIM_SEEDS ?= 3000
 TEST_PARALLEL ?= 5
 test: tools kafka vet gen-check build build-race
 	$(GO) build -o bin/testreport ./scripts/testreport
-	set -o pipefail; { \
+	set -o pipefail; GO=$(GO) ./scripts/cross-check.sh > bin/cross-check.log 2>&1 & cross=$$! ; \
+	{ \
 	  $(GO) test -race -count=1 -json -parallel $(TEST_PARALLEL) -timeout 50m ./... ; a=$$? ; \
 	  $(GO) test -count=1 -json -timeout 20m -run 'TestSimulation$$' ./node/sim -sim.seeds=$(SIM_SEEDS) ; b=$$? ; \
 	  (cd examples/failover && $(GO) test -race -count=1 -json -timeout 10m ./...) ; c=$$? ; \
-	  exit $$((a | b | c)) ; } 2>&1 | bin/testreport -log bin/test-output.log
+	  exit $$((a | b | c)) ; } 2>&1 | bin/testreport -log bin/test-output.log ; t=$$? ; \
+	if wait $$cross ; then echo "cross builds and vet: ok (bin/cross-check.log)" ; \
+	else echo "cross builds or vet FAILED:" ; cat bin/cross-check.log ; t=1 ; fi ; exit $$t
 
 # What make test samples, in full (build tag matrix; docs/testing.md keeps
 # the last run): the release-line smoke set, dynamic quorum and

@@ -5,6 +5,10 @@
 // jars, formatting every node, waiting until the cluster takes produce
 // requests, and killing, stopping, restarting or pausing any node.
 //
+// The kit runs only on Linux: its children get the kernel's parent-death
+// signal (internal/supervisor), which no other system has, so elsewhere
+// Start fails with supervisor.ErrUnsupported instead of leaving JVMs behind.
+//
 // Start takes a context and a Spec; StartT does the same for a test and
 // stops the cluster when the test ends:
 //

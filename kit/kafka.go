@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/kraftd/kraftd/internal/apachekafka"
@@ -79,10 +78,10 @@ func FetchKafka(ctx context.Context, version string, logf func(format string, ar
 		return "", fmt.Errorf("kit: %w", err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := waitLock(lock); err != nil {
 		return "", fmt.Errorf("kit: lock %s: %w", lock.Name(), err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer unlock(lock)
 	if apachekafka.Complete(dir) { // another program fetched it while we waited
 		return dir, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -132,14 +131,4 @@ func BenchmarkScrapeMillionPartitions(b *testing.B) {
 			float64(cpu.Microseconds())/1000/scrapeBenchScrapes,
 			float64(after.Mallocs-before.Mallocs)/scrapeBenchScrapes, float64(after.TotalAlloc-before.TotalAlloc)/1024/scrapeBenchScrapes, size)
 	}
-}
-
-// processCPU is the CPU time (user and system) the process has used: on a
-// shared machine it says what a scrape costs better than the wall clock.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

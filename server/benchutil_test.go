@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -281,15 +280,6 @@ func (r proposalRun) cpuPerRecord() time.Duration {
 
 // coresBusy is how many cores the process kept busy on average.
 func (r proposalRun) coresBusy() float64 { return r.cpu.Seconds() / r.elapsed.Seconds() }
-
-// processCPU is the user plus system CPU time this process has used.
-func processCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // loadAverage is the first three fields of /proc/loadavg, or "n/a".
 func loadAverage() string {

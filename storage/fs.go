@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 )
 
 // FS is the small file-system interface every storage file goes through, in
@@ -119,17 +118,19 @@ func (OSFS) SyncDir(dir string) error {
 	return cerr
 }
 
-// Lock implements FS with flock(LOCK_EX|LOCK_NB), the same kind of lock
-// Apache Kafka's FileLock takes on `.lock`, so a kraftd and a Kafka process
-// cannot both own a directory. The lock dies with the process.
+// Lock implements FS with an exclusive, non-blocking lock on name (see
+// lockFile), the same kind of lock Apache Kafka's FileLock takes on
+// `.lock`, so a kraftd and a Kafka process cannot both own a directory.
+// The lock dies with the process.
 func (OSFS) Lock(name string) (io.Closer, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	held, err := lockFile(f)
+	if err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if held {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, name)
 		}
 		return nil, fmt.Errorf("storage: lock %s: %w", name, err)
@@ -140,7 +141,7 @@ func (OSFS) Lock(name string) (io.Closer, error) {
 type osLock struct{ f *os.File }
 
 func (l osLock) Close() error {
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	unlockFile(l.f)
 	return l.f.Close()
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -72,7 +71,7 @@ func runClusterUp(c *cli.Context) error {
 	if c.Bool("detach") {
 		return detach(c)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cluster, err := kit.Start(ctx, spec)
 	if err != nil {
@@ -198,7 +197,7 @@ func detach(c *cli.Context) error {
 	args := slices.DeleteFunc(slices.Clone(os.Args[1:]), func(a string) bool { return a == "--detach" || a == "-detach" })
 	cmd := exec.Command(self, args...)
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
@@ -256,7 +255,7 @@ func runClusterStatus(c *cli.Context) error {
 	var brokers []string
 	for _, n := range l.Nodes {
 		st := "down"
-		if running && n.PID > 0 && syscall.Kill(n.PID, 0) == nil {
+		if running && n.PID > 0 && processAlive(n.PID) {
 			st = "up"
 		}
 		fmt.Printf("%-5d %-18s 127.0.0.1:%-6d %-8d %s\n", n.ID, n.Role, n.Port, n.PID, st)
@@ -295,7 +294,7 @@ func runClusterDown(c *cli.Context) error {
 		fmt.Println("the cluster in", dir, "is not running")
 		return nil
 	}
-	if err := syscall.Kill(l.SupervisorPID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := terminate(l.SupervisorPID); err != nil {
 		return cli.Exit(err.Error(), 1)
 	}
 	// The run stops brokers gracefully (up to 30 s each, at once), then the

@@ -4,7 +4,6 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
-	"syscall"
 )
 
 // StartCmd starts cmd in its own process group with SIGKILL as its
@@ -19,12 +18,13 @@ import (
 // without unlocking it. So every child is forked from one goroutine that
 // locks its thread and never returns, and that thread lives as long as the
 // program.
+//
+// Only Linux has a parent-death signal, so elsewhere StartCmd refuses with
+// ErrUnsupported rather than start a child that could outlive the program.
 func StartCmd(cmd *exec.Cmd) error {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if err := prepare(cmd); err != nil {
+		return err
 	}
-	cmd.SysProcAttr.Setpgid = true
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	startLoop.Do(func() {
 		go func() {
 			runtime.LockOSThread() // never unlocked, and this goroutine never returns

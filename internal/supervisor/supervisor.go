@@ -11,9 +11,14 @@
 //     program (see StartCmd);
 //   - is signalled by its own PID only, and only until it has been reaped,
 //     so a signal never reaches a process that took over the number.
+//
+// Only Linux gives the parent-death signal, so on every other system the
+// supervisor starts nothing and says so (ErrUnsupported): the kit and
+// `kraftd cluster` are Linux-only, while kraftd itself builds everywhere.
 package supervisor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +26,11 @@ import (
 	"syscall"
 	"time"
 )
+
+// ErrUnsupported is what starting a child returns where the supervisor
+// cannot promise the child dies with the program: every system but Linux.
+var ErrUnsupported = errors.New("supervisor: starting child processes needs Linux, whose parent-death signal " +
+	"stops them should this program die; the kit and `kraftd cluster` run only there")
 
 // DefaultStopTimeout is how long Stop waits after SIGTERM before it sends
 // SIGKILL when Process.StopTimeout is 0: an Apache broker's controlled
@@ -129,10 +139,10 @@ func (p *Process) Signal(sig syscall.Signal) error {
 
 // Pause freezes the process with SIGSTOP, as a hung process or a long GC
 // pause looks to its peers.
-func (p *Process) Pause() error { return p.Signal(syscall.SIGSTOP) }
+func (p *Process) Pause() error { return p.Signal(sigStop) }
 
 // Resume continues a paused process with SIGCONT.
-func (p *Process) Resume() error { return p.Signal(syscall.SIGCONT) }
+func (p *Process) Resume() error { return p.Signal(sigCont) }
 
 // Kill sends SIGKILL and returns once the process is reaped.
 func (p *Process) Kill() {
@@ -155,7 +165,7 @@ func (p *Process) Stop() {
 		timeout = DefaultStopTimeout
 	}
 	_ = p.Signal(syscall.SIGTERM)
-	_ = p.Signal(syscall.SIGCONT)
+	_ = p.Signal(sigCont)
 	select {
 	case <-d:
 	case <-time.After(timeout):
