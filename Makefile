@@ -14,12 +14,20 @@ FUZZTIME ?= 30s
 
 all: build
 
+# What `kraftd version` prints (cmd/kraftd/version.go): a release sets
+# KRAFTD_VERSION; the commit and its date come from git, as this machine's
+# Go is set to -buildvcs=false.
+KRAFTD_VERSION ?= devel
+KRAFTD_COMMIT := $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo ' (modified)')
+KRAFTD_DATE := $(shell git log -1 --format=%cI 2>/dev/null)
+VERSION_LDFLAGS = -X 'main.version=$(KRAFTD_VERSION)' -X 'main.commit=$(KRAFTD_COMMIT)' -X 'main.date=$(KRAFTD_DATE)'
+
 build:
-	$(GO) build -o bin/kraftd ./cmd/kraftd
+	$(GO) build -ldflags "$(VERSION_LDFLAGS)" -o bin/kraftd ./cmd/kraftd
 
 # The race-detector build that the three-process quorum test runs.
 build-race:
-	$(GO) build -race -o bin/kraftd-race ./cmd/kraftd
+	$(GO) build -race -ldflags "$(VERSION_LDFLAGS)" -o bin/kraftd-race ./cmd/kraftd
 
 # kraftd for linux, darwin (amd64, arm64) and windows/amd64, and go vet of
 # the module for each; make test runs it in the background beside the suite.

@@ -47,7 +47,7 @@ type initialVoter struct {
 }
 
 func runFormat(c *cli.Context) error {
-	cfg, err := loadConfig(c.String("config"), nil)
+	cfg, err := loadConfig(c.String("config"), nil, nil)
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func splitHostPort(s string) (string, uint16, error) {
 
 // loadConfig reads and validates a server.properties file. Unknown keys are
 // reported through warn (when given).
-func loadConfig(path string, warn func(key string)) (*server.Config, error) {
+func loadConfig(path string, overrides []string, warn func(key string)) (*server.Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("--config: %v", err), 2)
@@ -260,8 +260,14 @@ func loadConfig(path string, warn func(key string)) (*server.Config, error) {
 	if err != nil {
 		return nil, cli.Exit(fmt.Sprintf("%s: %v", path, err), 2)
 	}
+	if err := applyOverrides(props, overrides); err != nil {
+		return nil, err
+	}
 	cfg, err := server.ParseConfig(props)
 	if err != nil {
+		if len(overrides) > 0 {
+			path += " with --override"
+		}
 		return nil, cli.Exit(fmt.Sprintf("%s: %v", path, err), 2)
 	}
 	if warn != nil {
@@ -270,6 +276,22 @@ func loadConfig(path string, warn func(key string)) (*server.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// applyOverrides sets each key=value of --override over the file's
+// properties, as kafka-server-start.sh's --override does; the values are
+// then validated with the file's. The value is everything after the first
+// "=", so it may hold "=" itself.
+func applyOverrides(props map[string]string, overrides []string) error {
+	for _, o := range overrides {
+		key, value, ok := strings.Cut(o, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return cli.Exit(fmt.Sprintf("--override %q: want key=value", o), 2)
+		}
+		props[key] = value
+	}
+	return nil
 }
 
 func randomUUID() string { return uuid.MustRandom().String() }

@@ -3,12 +3,23 @@
 // the Apache tools an operator knows: format (kafka-storage.sh format),
 // start (kafka-server-start.sh with a controller's server.properties),
 // dump-log (kafka-dump-log.sh --cluster-metadata-decoder) and random-uuid.
+// It also prints its version (version, --version) and a bash completion
+// script (completion bash).
+//
+// Exit codes follow one rule (docs/operations.md, "Logs and exit codes"):
+// 0 for success, 2 for a usage or configuration error (a bad flag or
+// command, a missing or invalid properties file or override, a store that
+// does not load, a listener that cannot be bound), 1 for a failure at run
+// time (a directory not formatted or damaged, a node that stops on error);
+// `cluster status` alone adds 3 for a cluster that is not running, as an
+// init script's status does.
 //
 // This package is thin: it parses flags and files, validates them, builds
 // the pieces and runs them. It holds no logic of its own.
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -20,9 +31,21 @@ import (
 )
 
 func main() {
+	// --version alone: -v is too easily taken for "verbose".
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	cli.VersionPrinter = func(*cli.Context) { fmt.Print(versionText()) }
 	app := &cli.App{
-		Name:  "kraftd",
-		Usage: "a KRaft controller compatible with Apache Kafka",
+		Name:    "kraftd",
+		Usage:   "a KRaft controller compatible with Apache Kafka",
+		Version: readBuildVersion().Version,
+		// Completion asks the binary itself (--generate-bash-completion),
+		// so it always knows the commands and flags of the kraftd it runs.
+		EnableBashCompletion: true,
+		OnUsageError:         usageError,
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(os.Stderr, "kraftd: no command %q; kraftd --help lists them\n", name)
+			os.Exit(2)
+		},
 		// A repeated flag appends one whole value, as Apache's tools do:
 		// --add-scram values hold commas of their own.
 		DisableSliceFlagSeparator: true,
@@ -37,6 +60,8 @@ func main() {
 			metadataShellCommand(),
 			statusCommand(),
 			clusterCommand(),
+			versionCommand(),
+			completionCommand(),
 			{
 				Name:  "random-uuid",
 				Usage: "print a random cluster or directory id, like kafka-storage.sh random-uuid",
@@ -53,18 +78,39 @@ func main() {
 			}
 		},
 	}
+	for _, cmd := range app.Commands {
+		setUsageError(cmd)
+	}
 	if err := app.Run(os.Args); err != nil {
 		fmt.Fprintln(os.Stderr, "kraftd:", err)
 		os.Exit(exitCode(err))
 	}
 }
 
-// exitCode is 1 for every failure, except a usage error which is 2.
+// exitCode is the code an error exits with: an ExitCoder's own (2 for a
+// configuration error, by this package's rule), 2 for urfave/cli's own
+// complaint about a missing required flag, else 1, a failure at run time.
 func exitCode(err error) int {
-	if ec, ok := err.(cli.ExitCoder); ok {
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
+	// urfave/cli reports a missing required flag with an unexported type,
+	// so its message is all there is to know it by.
+	if strings.HasPrefix(err.Error(), "Required flag") {
+		return 2
+	}
 	return 1
+}
+
+// usageError makes a flag urfave/cli cannot parse a usage error, exit 2.
+func usageError(_ *cli.Context, err error, _ bool) error { return cli.Exit(err.Error(), 2) }
+
+func setUsageError(cmd *cli.Command) {
+	cmd.OnUsageError = usageError
+	for _, sub := range cmd.Subcommands {
+		setUsageError(sub)
+	}
 }
 
 func newLogger(c *cli.Context) (zerolog.Logger, error) {
@@ -75,6 +121,10 @@ func newLogger(c *cli.Context) (zerolog.Logger, error) {
 	// Milliseconds, as Apache's log4j layout prints them: an election or a
 	// failover is over within a second, and its lines must tell apart.
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
+	// Every duration field is named *_ms (TestLogFieldNames), so its
+	// number must be milliseconds; fractions keep sub-millisecond fsyncs.
+	zerolog.DurationFieldUnit = time.Millisecond
+	zerolog.DurationFieldInteger = false
 	var log zerolog.Logger
 	switch format := c.String("log-format"); {
 	case format == "json" || format == "auto" && !isatty.IsTerminal(os.Stderr.Fd()):

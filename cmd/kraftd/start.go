@@ -23,6 +23,7 @@ func startCommand() *cli.Command {
 		Usage: "run a controller from a server.properties file",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Required: true, Usage: "the controller's server.properties"},
+			&cli.StringSliceFlag{Name: "override", Usage: "key=value set over the properties file's, like kafka-server-start.sh's --override (repeatable)"},
 			&cli.BoolFlag{Name: "truncate-corrupt-log", Usage: "cut the metadata log at a corrupt batch before its active segment, deleting everything after it, instead of refusing to start"},
 			&cli.BoolFlag{Name: "accept-lost-log", Usage: "start with an empty metadata log in a directory whose log was lost, instead of refusing to start"},
 		},
@@ -36,7 +37,7 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(c.String("config"), func(key string) {
+	cfg, err := loadConfig(c.String("config"), c.StringSlice("override"), func(key string) {
 		log.Warn().Str("key", key).Msg("unknown or unused configuration key")
 	})
 	if err != nil {
@@ -67,7 +68,9 @@ func runStart(c *cli.Context) error {
 	}
 	if err := srv.Listen(); err != nil {
 		disk.Close()
-		return err
+		// A listener that cannot be bound is fixed in the properties, like
+		// the metrics listener below: a configuration error.
+		return cli.Exit(fmt.Sprintf("%s: %v", c.String("config"), err), 2)
 	}
 	if meter != nil {
 		ml, err := meter.Serve(cfg.Ops.MetricsAddr, node, metrics.ServeOptions{Pprof: cfg.Ops.Pprof,
@@ -84,7 +87,7 @@ func runStart(c *cli.Context) error {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	log.Info().Int32("node", cfg.NodeID).Str("cluster", disk.Meta.ClusterID).Str("dir", cfg.MetadataLogDir).
-		Dur("startup_took", time.Since(began)).Msg("kraftd started")
+		Dur("startup_took_ms", time.Since(began)).Msg("kraftd started")
 
 	// KRAFTD_CPUPROFILE=prefix writes Go CPU profiles of this run, for
 	// profiling a node under a benchmark: prefix.<pid>.<n>, one every ten
@@ -109,7 +112,7 @@ func runStart(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("stopped: %w", err)
 	}
-	log.Info().Dur("took", time.Since(stopping)).Msg("stopped")
+	log.Info().Dur("took_ms", time.Since(stopping)).Msg("stopped")
 	return nil
 }
 
