@@ -25,7 +25,7 @@ func (n *Node) logRecovered(began time.Time, snapshot string) {
 		Int32("log_end_epoch", n.disk.Log.LastEpoch()).
 		Int32("quorum_state_epoch", hs.LeaderEpoch).Int32("quorum_state_leader", hs.LeaderID).Int32("quorum_state_voted", hs.VotedID).
 		Int16("kraft_version", st.KRaftVersion).Ints32("voters", st.Voters.IDs()).Str("role", st.Role.String()).
-		Dur("took", n.env.Clock.Now().Sub(began)).
+		Dur("took_ms", n.env.Clock.Now().Sub(began)).
 		Msg("recovered the metadata log")
 }
 
@@ -92,15 +92,15 @@ func (n *Node) logTransition(prev, s quorum.SoftState) {
 		n.leaderSince = now
 		e := n.log.Info().Int32("epoch", s.Epoch)
 		if !n.electionStart.IsZero() {
-			e = e.Dur("election_took", now.Sub(n.electionStart))
+			e = e.Dur("election_took_ms", now.Sub(n.electionStart))
 		}
 		e.Msg("won leadership")
 	case wasLeader && (!isLeader || prev.Epoch != s.Epoch):
-		n.log.Info().Int32("epoch", prev.Epoch).Dur("led_for", now.Sub(n.leaderSince)).Str("reason", n.transitionReason(prev, s)).
+		n.log.Info().Int32("epoch", prev.Epoch).Dur("led_for_ms", now.Sub(n.leaderSince)).Str("reason", n.transitionReason(prev, s)).
 			Msg("lost leadership")
 	}
 	if isLeader && s.EpochCommitted && !prev.EpochCommitted {
-		n.log.Info().Int32("epoch", s.Epoch).Dur("since_won", now.Sub(n.leaderSince)).
+		n.log.Info().Int32("epoch", s.Epoch).Dur("since_won_ms", now.Sub(n.leaderSince)).
 			Msg("active controller: the epoch's first record committed")
 	}
 }

@@ -256,13 +256,13 @@ func (r *Runner) shutdown() error {
 	}
 	if resigned, epoch, to, successors := n.Resignation(); wasLeader && resigned {
 		r.log.Info().Int32("epoch", epoch).Ints32("end_quorum_epoch_to", to).Ints32("preferred_successors", successors).
-			Int("requests_unsent", r.peers.Pending()).Dur("took", time.Since(began)).Msg("resigned leadership to stop")
+			Int("requests_unsent", r.peers.Pending()).Dur("took_ms", time.Since(began)).Msg("resigned leadership to stop")
 	} else {
 		r.log.Info().Str("role", roleName(n.soft)).Int32("epoch", n.soft.Epoch).Int32("leader", n.soft.LeaderID).
 			Msg("stopping: not the leader, nothing to resign")
 	}
 	err := n.Close(ErrStopped)
-	r.log.Info().Int64("log_end_offset", n.disk.Log.EndOffset()).Int64("high_watermark", n.hw).Dur("took", time.Since(began)).
+	r.log.Info().Int64("log_end_offset", n.disk.Log.EndOffset()).Int64("high_watermark", n.hw).Dur("took_ms", time.Since(began)).
 		Msg("quorum loop stopped")
 	if perr != nil {
 		return perr

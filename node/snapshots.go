@@ -232,7 +232,7 @@ func (s *Snapshotter) writeAndClean(point snapshotPoint, state quorumState, im *
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", point.id, err)
 	}
-	s.logger.Info().Stringer("snapshot", point.id).Str("from", from).Int64("bytes", size).Dur("took", s.now().Sub(start)).Msg("wrote metadata snapshot")
+	s.logger.Info().Stringer("snapshot", point.id).Str("from", from).Int64("bytes", size).Dur("took_ms", s.now().Sub(start)).Msg("wrote metadata snapshot")
 	if s.written != nil {
 		s.written(size, s.now())
 	}

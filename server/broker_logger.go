@@ -118,7 +118,7 @@ func (s *Server) alterLoggers(res kmsg.IncrementalAlterConfigsRequestResource, v
 	}
 	for _, op := range res.Configs {
 		zerolog.SetGlobalLevel(log4jLevels[*op.Value])
-		s.log.Warn().Str("logger", op.Name).Str("level", *op.Value).Msg("updated the log level")
+		s.log.Warn().Str("logger", op.Name).Str("new_level", *op.Value).Msg("updated the log level")
 	}
 	return 0, nil
 }

@@ -92,7 +92,7 @@ func (l *logLimiter) summarize(kind string) {
 	}
 	if w.suppressed > 0 {
 		l.log.Warn().Str("kind", kind).Int("suppressed", w.suppressed).Int("written", w.passed).
-			Dur("window", time.Since(w.start).Round(time.Millisecond)).
+			Dur("window_ms", time.Since(w.start).Round(time.Millisecond)).
 			Msgf("suppressed %d log lines of %s in the last %v", w.suppressed, kind, time.Since(w.start).Round(time.Second))
 	}
 }

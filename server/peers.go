@@ -485,7 +485,7 @@ func (p *Peers) login(pr *peer, conn *peerConn) error {
 	pr.lastSASLFailure = ""
 	conn.setSessionLifetime(time.Now(), lifetime)
 	if again {
-		p.log.Info().Int32("peer", pr.id).Str("mechanism", c.Mechanism).Dur("session_lifetime", lifetime).Msg("re-authenticated with peer")
+		p.log.Info().Int32("peer", pr.id).Str("mechanism", c.Mechanism).Dur("session_lifetime_ms", lifetime).Msg("re-authenticated with peer")
 	}
 	return nil
 }

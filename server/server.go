@@ -193,7 +193,7 @@ func (s *Server) accept(ln net.Listener, name string) {
 				return
 			}
 			backoff = min(max(2*backoff, minAcceptBackoff), maxAcceptBackoff)
-			s.log.Warn().Err(err).Str("listener", name).Dur("retry_in", backoff).Msg("accept failed")
+			s.log.Warn().Err(err).Str("listener", name).Dur("retry_in_ms", backoff).Msg("accept failed")
 			select {
 			case <-time.After(backoff):
 			case <-s.ctx.Done():
