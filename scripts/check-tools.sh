@@ -13,4 +13,5 @@ need java "Java 17 or newer (apt-get install openjdk-17-jre-headless)"
 need mvn "Apache Maven (apt-get install maven)"
 need prometheus "Prometheus, which the metrics test scrapes kraftd with (apt-get install prometheus)"
 need promtool "promtool, from the prometheus package, which checks the alert rules in deploy/prometheus (apt-get install prometheus)"
+need systemd-analyze "systemd-analyze, which checks deploy/systemd/kraftd.service (apt-get install systemd)"
 exit $missing
