@@ -62,6 +62,7 @@ func main() {
 			clusterCommand(),
 			versionCommand(),
 			completionCommand(),
+			imageCommand(),
 			{
 				Name:  "random-uuid",
 				Usage: "print a random cluster or directory id, like kafka-storage.sh random-uuid",
