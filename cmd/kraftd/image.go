@@ -29,7 +29,7 @@ controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT
 controller.quorum.voters=1@localhost:9093
 log.dirs=/var/lib/kafka/data
-kraftd.metrics.listener=0.0.0.0:9404
+kraftd.metrics.listener=http://0.0.0.0:9404
 `
 
 func imageCommand() *cli.Command {
