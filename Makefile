@@ -10,7 +10,7 @@ export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race cross run test vet gen gen-check kafka tools sim matrix bench bench-scale fuzz clean
+.PHONY: all build build-race cross run test vet gen gen-check kafka tools sim matrix bench bench-scale fuzz clean image release
 
 all: build
 
@@ -33,6 +33,26 @@ build-race:
 # the module for each; make test runs it in the background beside the suite.
 cross:
 	GO=$(GO) ./scripts/cross-check.sh
+
+# The OCI image (docs/deploying.md, "Image") for linux/amd64 and linux/arm64,
+# built without a container daemon by scripts/image: an OCI layout in
+# bin/image/oci and the same as an oci-archive, bin/image/kraftd-oci.tar
+# (podman load -i bin/image/kraftd-oci.tar). IMAGE_TAG names it (its OCI ref name).
+IMAGE_TAG ?= kraftd:latest
+IMAGE_LDFLAGS = -s -w -buildid= $(VERSION_LDFLAGS)
+image:
+	mkdir -p bin/image
+	for arch in amd64 arm64; do \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags "$(IMAGE_LDFLAGS)" -o bin/image/kraftd-linux-$$arch ./cmd/kraftd || exit 1; \
+	done
+	$(GO) run ./scripts/image -bin linux/amd64=bin/image/kraftd-linux-amd64 -bin linux/arm64=bin/image/kraftd-linux-arm64 \
+	  -oci bin/image/oci -tar bin/image/kraftd-oci.tar -tag $(IMAGE_TAG) -epoch $$(git log -1 --format=%ct)
+
+# make release VERSION=x.y.z: reproducible stripped binaries for linux and
+# darwin on amd64 and arm64 as tar.gz, the image for amd64 and arm64, their
+# SHA256SUMS and the version's CHANGELOG.md notes, in bin/release/VERSION.
+release:
+	GO=$(GO) VERSION=$(VERSION) ./scripts/release.sh
 
 # A standalone single-node quorum on 127.0.0.1:9093 with its data in ./data.
 run: build

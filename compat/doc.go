@@ -5,6 +5,9 @@
 // dashboard and alert rules in deploy/ against a real Prometheus scraping
 // real kraftd processes (harness_dashboard.go).
 //
+// It also runs kraftd's OCI image with podman (image_test.go), kraftd's
+// containers beside Apache's processes.
+//
 // It must never leave a process running: everything it starts is stopped by
-// PID when the test ends, pass or fail.
+// PID (a container by its name) when the test ends, pass or fail.
 package compat

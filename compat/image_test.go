@@ -26,7 +26,7 @@ func TestImageQuorumWithApacheBroker(t *testing.T) {
 		t.Logf("image test: %6.1fs  %s", time.Since(began).Seconds(), fmt.Sprintf(format, args...))
 	}
 	image := buildImage(t, p)
-	summary("image built from the repository and loaded into podman: %.12s", image)
+	summary("image built from the repository and loaded into podman as %s", image)
 
 	ports := FreePorts(t, 6)
 	clusterID := NewUUID()

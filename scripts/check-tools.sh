@@ -12,6 +12,7 @@ need go "Go 1.26 or newer (https://go.dev/dl or: apt-get install golang)"
 need java "Java 17 or newer (apt-get install openjdk-17-jre-headless)"
 need mvn "Apache Maven (apt-get install maven)"
 need prometheus "Prometheus, which the metrics test scrapes kraftd with (apt-get install prometheus)"
+need podman "podman, which the image test runs kraftd's image with (apt-get install podman runc)"
 need promtool "promtool, from the prometheus package, which checks the alert rules in deploy/prometheus (apt-get install prometheus)"
 need systemd-analyze "systemd-analyze, which checks deploy/systemd/kraftd.service (apt-get install systemd)"
 exit $missing

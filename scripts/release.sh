@@ -17,10 +17,14 @@ epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 out=bin/release/$version
 rm -rf "$out"
 mkdir -p "$out"
-# main.version is set when the package has it (the linker ignores -X for a
-# variable that does not exist); the commit and date come from the build info.
-ldflags="-s -w -buildid= -X main.version=$version"
-for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+# What `kraftd version` prints (cmd/kraftd/version.go): the version, and
+# the commit and its date from git, which are the same on every rebuild.
+commit=$(git rev-parse HEAD)
+git diff --quiet HEAD || commit="$commit (modified)"
+date=$(git log -1 --format=%cI)
+ldflags="-s -w -buildid= -X 'main.version=$version' -X 'main.commit=$commit' -X 'main.date=$date'"
+# PLATFORMS narrows the binaries (the image needs both linux ones).
+for platform in ${PLATFORMS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64}; do
   os=${platform%/*} arch=${platform#*/}
   name=kraftd-$version-$os-$arch
   mkdir -p "$out/$name"
@@ -33,14 +37,16 @@ for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
   rm -rf "${out:?}/$name"
 done
 $GO run ./scripts/image -bin "linux/amd64=$out/kraftd-linux-amd64" -bin "linux/arm64=$out/kraftd-linux-arm64" \
-  -oci "$out/oci" -tar "$out/kraftd-$version-oci.tar" -tag "$version" -version "$version" -epoch "$epoch"
+  -oci "$out/oci" -tar "$out/kraftd-$version-oci.tar" -tag "kraftd:$version" -version "$version" -epoch "$epoch"
 rm -rf "$out/oci" "$out"/kraftd-linux-amd64 "$out"/kraftd-linux-arm64
 (cd "$out" && sha256sum -- *.tar.gz *.tar > SHA256SUMS)
-# The notes of this version are CHANGELOG.md's section for it.
-awk -v v="$version" '/^## /{p = ($2 == v || $2 == "["v"]")} p' CHANGELOG.md > "$out/NOTES.md"
+# The notes of this version are CHANGELOG.md's section for it, or, for a
+# version not yet given one (a test release), the Unreleased section.
+notes() { awk -v v="$1" '/^## /{p = ($2 == v || $2 == "["v"]")} p' CHANGELOG.md; }
+notes "$version" > "$out/NOTES.md"
 if [ ! -s "$out/NOTES.md" ]; then
-  echo "release: CHANGELOG.md has no '## $version' section; add the notes there" >&2
-  exit 1
+  echo "release: CHANGELOG.md has no '## $version' section; the notes are its Unreleased section" >&2
+  notes Unreleased > "$out/NOTES.md"
 fi
 echo "release: $out"
 cat "$out/SHA256SUMS"
