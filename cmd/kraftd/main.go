@@ -2,7 +2,9 @@
 // protocol and keeps Apache Kafka's on-disk formats. Its subcommands mirror
 // the Apache tools an operator knows: format (kafka-storage.sh format),
 // start (kafka-server-start.sh with a controller's server.properties),
-// dump-log (kafka-dump-log.sh --cluster-metadata-decoder) and random-uuid.
+// dump-log (kafka-dump-log.sh --cluster-metadata-decoder) and random-uuid;
+// image is the container image's entry point, configured as the
+// apache/kafka image is (KAFKA_* variables, CLUSTER_ID).
 // It also prints its version (version, --version) and a bash completion
 // script (completion bash).
 //
