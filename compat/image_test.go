@@ -74,7 +74,10 @@ func TestImageQuorumWithApacheBroker(t *testing.T) {
 		}
 		p.must(2*time.Minute, append(args, image)...)
 	}
-	summary("three kraftd containers started (host network, uid 1000)")
+	if user := p.must(time.Minute, "inspect", "-f", "{{.Config.User}}", names[0]); user != "1000:1000" {
+		t.Fatalf("the container runs as %q, want the non-root 1000:1000", user)
+	}
+	summary("three kraftd containers started (host network, user 1000:1000)")
 	for _, name := range names {
 		pollLogs(t, p, name, `"message":"kraftd started"`)
 		if got := p.must(time.Minute, "exec", name, "/usr/local/bin/kraftd", "--help"); !strings.Contains(got, "kraftd") {
