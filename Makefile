@@ -93,7 +93,7 @@ SIM_SEEDS ?= 3000
 TEST_PARALLEL ?= 5
 test: tools kafka vet gen-check build build-race
 	$(GO) build -o bin/testreport ./scripts/testreport
-	set -o pipefail; GO=$(GO) CROSS_VET=per-os ./scripts/cross-check.sh > bin/cross-check.log 2>&1 & cross=$$! ; \
+	set -o pipefail; GO=$(GO) CROSS_VET=per-os nice -n 19 ./scripts/cross-check.sh > bin/cross-check.log 2>&1 & cross=$$! ; \
 	{ \
 	  $(GO) test -race -count=1 -json -parallel $(TEST_PARALLEL) -timeout 50m ./... ; a=$$? ; \
 	  $(GO) test -count=1 -json -timeout 20m -run 'TestSimulation$$' ./node/sim -sim.seeds=$(SIM_SEEDS) ; b=$$? ; \
