@@ -115,17 +115,19 @@ func (c *Core) observe(now time.Time) {
 // that writes nothing may have read records not yet committed, so it is
 // answered only once those have (as Apache does).
 func (c *Core) exec(now time.Time, build func(im *metadata.Image) ([]metadata.Record, error), finish func(written, error)) {
-	c.observe(now)
-	c.queue = append(c.queue, &operation{build: build, finish: finish})
-	c.drive()
+	c.enqueue(now, &operation{build: build, finish: finish})
 }
 
 // execLocal is exec for the core's timed work: an operation that writes
 // nothing is answered without waiting for a proof of leadership, since
 // its answer stays on this node.
 func (c *Core) execLocal(now time.Time, build func(im *metadata.Image) ([]metadata.Record, error), finish func(written, error)) {
+	c.enqueue(now, &operation{build: build, finish: finish, local: true})
+}
+
+func (c *Core) enqueue(now time.Time, op *operation) {
 	c.observe(now)
-	c.queue = append(c.queue, &operation{build: build, finish: finish, local: true})
+	c.queue = append(c.queue, op)
 	c.drive()
 }
 

@@ -111,17 +111,15 @@ func (l *stepLog) lose() {
 
 // records counts the records in the log that are not NoOps.
 func (l *stepLog) records() int {
-	n := 0
+	recs := make([]metadata.Record, 0, len(l.encoded))
 	for _, b := range l.encoded {
 		rec, err := metadata.DecodeValue(b)
 		if err != nil {
 			l.t.Fatal(err)
 		}
-		if _, noOp := rec.(*metadata.NoOpRecord); !noOp {
-			n++
-		}
+		recs = append(recs, rec)
 	}
-	return n
+	return countRecords(recs)
 }
 
 // write commits records from another writer (the node's activation).
