@@ -275,6 +275,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	if len(c.Voters) > 0 && len(c.BootstrapServers) > 0 {
 		p.setErr("controller.quorum.bootstrap.servers", errors.New("cannot be set together with controller.quorum.voters"))
 	}
+	p.checkOwnVoter(c)
 
 	c.ElectionTimeoutMs = int(p.int64("controller.quorum.election.timeout.ms", 1000, 1))
 	c.FetchTimeoutMs = int(p.int64("controller.quorum.fetch.timeout.ms", 2000, 1))

@@ -31,7 +31,8 @@ const PartitionDir = node.PartitionDir
 // Disk is a formatted metadata.log.dir, locked for this process.
 type Disk = node.Disk
 
-// OpenDisk locks and opens cfg's metadata.log.dir.
+// OpenDisk locks and opens cfg's metadata.log.dir, once CheckLogDirs found
+// every log directory of this node and cluster.
 func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
 	return OpenDiskWith(fsys, cfg, DiskOverrides{}, log)
 }
@@ -46,6 +47,9 @@ type DiskOverrides struct {
 
 // OpenDiskWith is OpenDisk with overrides.
 func OpenDiskWith(fsys storage.FS, cfg *Config, o DiskOverrides, log zerolog.Logger) (*Disk, error) {
+	if err := CheckLogDirs(fsys, cfg, ""); err != nil {
+		return nil, err
+	}
 	d, err := node.OpenDisk(fsys, node.DiskConfig{Dir: cfg.MetadataLogDir, NodeID: cfg.NodeID, SegmentBytes: cfg.SegmentBytes,
 		TruncateCorruptLog: o.TruncateCorruptLog, AcceptLostLog: o.AcceptLostLog}, log)
 	return d, asConfigError(err)

@@ -125,12 +125,19 @@ func runFormat(c *cli.Context) error {
 		if voters, err = parseInitialControllers(c.String("initial-controllers"), cfg.ControllerListenerName[0]); err != nil {
 			return cli.Exit("--initial-controllers: "+err.Error(), 2)
 		}
+		if err := checkInitialVoter(cfg, voters); err != nil {
+			return cli.Exit("--initial-controllers: "+err.Error(), 2)
+		}
+	}
+
+	fsys := storage.OSFS{}
+	if err := server.CheckLogDirs(fsys, cfg, clusterID); err != nil {
+		return cli.Exit(fmt.Sprintf("%s: %v", c.String("config"), err), 2)
 	}
 
 	dirs := append([]string{cfg.MetadataLogDir}, cfg.LogDirs...)
 	slices.Sort(dirs[1:])
 	dirs = slices.Compact(dirs)
-	fsys := storage.OSFS{}
 	var todo []string
 	for _, dir := range dirs {
 		formatted, err := storage.IsFormatted(fsys, dir)
@@ -205,6 +212,22 @@ func votersRecord(voters []initialVoter) *metadata.VotersRecord {
 		})
 	}
 	return set
+}
+
+// checkInitialVoter refuses an --initial-controllers list that leaves out
+// the node being formatted, or lists it at a port it does not serve.
+// Apache formats the first as an observer that knows the initial voters,
+// which is rarely what was meant: an initial controller left out by a typo
+// would wait as an observer, and the quorum would run one voter short.
+func checkInitialVoter(cfg *server.Config, voters []initialVoter) error {
+	i := slices.IndexFunc(voters, func(v initialVoter) bool { return v.id == cfg.NodeID })
+	if i < 0 {
+		return fmt.Errorf("does not list node.id %d, the node being formatted, so it would be no voter. Add %d@host:port:directoryId "+
+			"to the list (the same list on every initial controller); or, for a controller that joins the quorum later, format it "+
+			"with --no-initial-controllers (controller.quorum.bootstrap.servers set) and add it with add-controller or "+
+			"controller.quorum.auto.join.enable=true", cfg.NodeID, cfg.NodeID)
+	}
+	return cfg.CheckOwnEndpoint(voters[i].host, voters[i].port)
 }
 
 // parseInitialControllers reads `id@host:port:directoryId,...`.

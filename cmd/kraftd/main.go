@@ -11,7 +11,8 @@
 // Exit codes follow one rule (docs/operations.md, "Logs and exit codes"):
 // 0 for success, 2 for a usage or configuration error (a bad flag or
 // command, a missing or invalid properties file or override, a store that
-// does not load, a listener that cannot be bound), 1 for a failure at run
+// does not load, a listener that cannot be bound, a mistake refused at
+// format or start such as directories of two clusters), 1 for a failure at run
 // time (a directory not formatted or damaged, a node that stops on error);
 // `cluster status` alone adds 3 for a cluster that is not running, as an
 // init script's status does.

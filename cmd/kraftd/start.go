@@ -51,7 +51,7 @@ func runStart(c *cli.Context) error {
 	overrides := server.DiskOverrides{TruncateCorruptLog: c.Bool("truncate-corrupt-log"), AcceptLostLog: c.Bool("accept-lost-log")}
 	disk, err := server.OpenDiskWith(storage.OSFS{}, cfg, overrides, log)
 	if err != nil {
-		return explainDiskError(err)
+		return configExit(c.String("config"), explainDiskError(err))
 	}
 	var meter *metrics.Metrics
 	if cfg.Ops.MetricsAddr != "" {
@@ -60,7 +60,7 @@ func runStart(c *cli.Context) error {
 	node, err := server.NewMeteredNode(cfg, disk, nodeMeter(meter), log)
 	if err != nil {
 		disk.Close()
-		return err
+		return configExit(c.String("config"), err)
 	}
 	srv := server.New(cfg, node, log)
 	if meter != nil {
@@ -160,6 +160,16 @@ func nodeMeter(m *metrics.Metrics) snode.Meter {
 		return nil
 	}
 	return m
+}
+
+// configExit makes a *server.ConfigError, a directory or setting that
+// contradicts the file, a configuration error: exit 2.
+func configExit(path string, err error) error {
+	var ce *server.ConfigError
+	if errors.As(err, &ce) {
+		return cli.Exit(fmt.Sprintf("%s: %v", path, err), 2)
+	}
+	return err
 }
 
 // explainDiskError adds to a refusal to open the directory what the
