@@ -354,7 +354,9 @@ func statusAgainstFollower(t *testing.T, nodes []*metricsNode, leader *metricsNo
 	}
 	p := StartKraftd(t, "kraftd-status", "status", "--bootstrap-controller", follower.Addr(), "--metrics", "http://"+follower.metricsAddr, "--json")
 	if err := p.Wait(ReadyTimeout); err != nil {
-		t.Fatalf("kraftd status: %v\n%s", err, p.Output())
+		// Exit 1 or 2: degraded or down for a moment, as a loaded
+		// machine's quorum can be.
+		return "", fmt.Errorf("kraftd status: %v\n%s", err, p.Output())
 	}
 	var st struct {
 		LeaderID        int32  `json:"leader_id"`
@@ -390,7 +392,7 @@ func statusAgainstFollower(t *testing.T, nodes []*metricsNode, leader *metricsNo
 	}
 	p = StartKraftd(t, "kraftd-status-table", "status", "--bootstrap-controller", follower.Addr())
 	if err := p.Wait(ReadyTimeout); err != nil {
-		t.Fatalf("kraftd status: %v\n%s", err, p.Output())
+		return "", fmt.Errorf("kraftd status: %v\n%s", err, p.Output())
 	}
 	table := p.Output()
 	if !strings.Contains(table, fmt.Sprintf("leader:            %d (epoch %d)", leader.ID, st.LeaderEpoch)) ||

@@ -77,7 +77,9 @@ func main() {
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "kraftd:", err)
+				if err.Error() != "" { // status has said all before its exit code
+					fmt.Fprintln(os.Stderr, "kraftd:", err)
+				}
 				os.Exit(exitCode(err))
 			}
 		},

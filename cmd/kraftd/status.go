@@ -1,247 +1,149 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"os"
-	"strconv"
+	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
-	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/internal/health"
 	"github.com/kraftd/kraftd/server"
 )
 
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "show a controller quorum at a glance: leader, epoch, high watermark, each replica's lag, controllers, brokers and metadata.version",
-		Description: "Asks a controller over the Kafka protocol (ApiVersions, DescribeCluster, DescribeQuorum at the leader), " +
-			"as kafka-metadata-quorum.sh does, over PLAINTEXT or what --command-config says the listener needs. Brokers are counted from a controller's metrics listener " +
-			"(kraftd.metrics.listener) when --metrics names it: no Kafka request tells a client a controller's broker registrations.",
+		Usage: "ask every controller of a quorum, each itself, and diagnose it: exit 0 healthy, 1 degraded, 2 down",
+		Description: "Asks each controller over the Kafka protocol (ApiVersions, DescribeCluster, a Fetch it refuses with its epoch and leader, " +
+			"DescribeQuorum at the leader), in parallel, and works without a leader. It prints a line per controller and a diagnosis, " +
+			"and exits 0 when healthy, 1 when degraded (a voter down, lagging or of another cluster), 2 when down (no leader, or no majority of " +
+			"voters reachable). Brokers are counted from a controller's metrics listener (kraftd.metrics.listener) when --metrics names it.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "bootstrap-controller", Required: true, Usage: "host:port of any controller of the quorum"},
+			&cli.StringFlag{Name: "bootstrap-controller", Usage: "host:port of the controllers, comma-separated (one is enough when the others' endpoints are known to it)"},
+			&cli.StringFlag{Name: "config", Usage: "a controller's or broker's properties file: ask the controllers of controller.quorum.voters " +
+				"(or controller.quorum.bootstrap.servers), with a controller file's own controller-listener TLS and SASL settings"},
 			&cli.StringFlag{Name: "command-config", Usage: "a file of Apache client properties for a secured controller listener " +
 				"(security.protocol SSL, SASL_PLAINTEXT or SASL_SSL; ssl.truststore.*, ssl.keystore.* for a client certificate, " +
 				"ssl.endpoint.identification.algorithm; sasl.mechanism PLAIN or SCRAM-SHA-256/512 with sasl.jaas.config), as kafka-metadata-quorum.sh reads"},
 			&cli.StringFlag{Name: "metrics", Usage: "http://host:port of a controller's kraftd.metrics.listener, to count brokers"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
-			&cli.DurationFlag{Name: "timeout", Value: 10 * time.Second, Usage: "how long to wait for the answers"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
+			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "how long each controller has to answer"},
+			&cli.Int64Flag{Name: "max-lag", Value: 10000, Usage: "records a voter may be behind before it counts as lagging"},
+			&cli.DurationFlag{Name: "max-fetch-age", Value: 5 * time.Second, Usage: "how long ago a voter may have last fetched before it counts as lagging"},
 		},
 		Action: runStatus,
 	}
 }
 
-// quorumStatus is what `kraftd status` reports.
-type quorumStatus struct {
-	ClusterID       string              `json:"cluster_id"`
-	LeaderID        int32               `json:"leader_id"`
-	LeaderEpoch     int32               `json:"leader_epoch"`
-	HighWatermark   int64               `json:"high_watermark"`
-	MetadataVersion string              `json:"metadata_version"`
-	KRaftVersion    int16               `json:"kraft_version"`
-	Voters          []replicaStatus     `json:"voters"`
-	Observers       []replicaStatus     `json:"observers"`
-	Controllers     []controllerAddress `json:"controllers"`
-	// Brokers is nil when no metrics listener was named.
-	Brokers *brokerCounts `json:"brokers,omitempty"`
-}
-
-type replicaStatus struct {
-	ID           int32  `json:"id"`
-	DirectoryID  string `json:"directory_id"`
-	LogEndOffset int64  `json:"log_end_offset"`
-	// Lag is the leader's log end offset minus this replica's.
-	Lag int64 `json:"lag"`
-	// LastFetchAgoMs and LastCaughtUpAgoMs are how long before the
-	// leader answered that the replica last fetched and was last caught
-	// up; -1 when never.
-	LastFetchAgoMs    int64 `json:"last_fetch_ago_ms"`
-	LastCaughtUpAgoMs int64 `json:"last_caught_up_ago_ms"`
-}
-
-type controllerAddress struct {
-	ID   int32  `json:"id"`
-	Host string `json:"host"`
-	Port int32  `json:"port"`
-}
-
-type brokerCounts struct {
-	Active             int `json:"active"`
-	Fenced             int `json:"fenced"`
-	ControlledShutdown int `json:"in_controlled_shutdown"`
-}
-
 func runStatus(c *cli.Context) error {
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
-	defer cancel()
-	sec, err := clientSecurity(c.String("command-config"))
+	targets, static, sec, err := statusTargets(c)
 	if err != nil {
-		return cli.Exit(fmt.Sprintf("kraftd status: --command-config %s: %v", c.String("command-config"), err), 2)
+		return cli.Exit(fmt.Sprintf("kraftd status: %v", err), 2)
 	}
-	st, err := gatherStatus(ctx, c.String("bootstrap-controller"), sec)
-	if err != nil {
-		return cli.Exit(fmt.Sprintf("kraftd status: %v", err), 1)
-	}
+	r := health.Ask(c.Context, targets, static, health.Options{Security: sec, Timeout: c.Duration("timeout"),
+		Limits: health.Limits{MaxLag: c.Int64("max-lag"), MaxFetchAge: c.Duration("max-fetch-age")}})
 	if url := c.String("metrics"); url != "" {
-		b, err := brokersFromMetrics(ctx, url)
+		b, err := health.CountBrokers(c.Context, url)
 		if err != nil {
-			return cli.Exit(fmt.Sprintf("kraftd status: --metrics %s: %v", url, err), 1)
+			fmt.Fprintf(os.Stderr, "kraftd status: --metrics %s: %v\n", url, err)
 		}
-		st.Brokers = b
+		r.Brokers = b
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		health.WriteText(os.Stdout, r)
 	}
-	printStatus(os.Stdout, st)
+	if code := r.Diagnosis.ExitCode; code != 0 {
+		return cli.Exit("", code)
+	}
 	return nil
 }
 
-// clientSecurity reads the --command-config file; none is PLAINTEXT.
-func clientSecurity(path string) (*server.ClientSecurity, error) {
-	if path == "" {
-		return &server.ClientSecurity{Protocol: "PLAINTEXT"}, nil
+// statusTargets reads the controllers to ask and how to connect: from
+// --bootstrap-controller, else --config; --command-config overrides a
+// controller file's own security. static says the targets are the whole
+// voter set (controller.quorum.voters).
+func statusTargets(c *cli.Context) (targets []health.Target, static bool, sec *server.ClientSecurity, err error) {
+	list, file := c.String("bootstrap-controller"), c.String("config")
+	switch {
+	case list == "" && file == "":
+		return nil, false, nil, fmt.Errorf("--bootstrap-controller or --config is required")
+	case list != "" && file != "":
+		return nil, false, nil, fmt.Errorf("--bootstrap-controller and --config are exclusive: give one")
 	}
+	sec = &server.ClientSecurity{Protocol: "PLAINTEXT"}
+	if list != "" {
+		for _, a := range strings.Split(list, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				targets = append(targets, health.Target{ID: -1, Addr: a})
+			}
+		}
+	} else if targets, static, sec, err = configTargets(file); err != nil {
+		return nil, false, nil, fmt.Errorf("--config %s: %w", file, err)
+	}
+	if path := c.String("command-config"); path != "" {
+		if sec, err = clientSecurity(path); err != nil {
+			return nil, false, nil, fmt.Errorf("--command-config %s: %w", path, err)
+		}
+	}
+	return targets, static, sec, nil
+}
+
+// configTargets reads a properties file's controllers and, from a
+// controller's file, its controller listener's client security.
+func configTargets(path string) ([]health.Target, bool, *server.ClientSecurity, error) {
+	props, err := readProperties(path)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	ids, addrs, err := server.QuorumTargets(props)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	var targets []health.Target
+	for i := range ids {
+		targets = append(targets, health.Target{ID: ids[i], Addr: addrs[i]})
+	}
+	static := ids[0] >= 0
+	sec := &server.ClientSecurity{Protocol: "PLAINTEXT"}
+	if strings.TrimSpace(props["process.roles"]) == "controller" {
+		cfg, err := server.ParseConfig(props)
+		if err != nil {
+			return nil, false, nil, err
+		}
+		if err := cfg.LoadTLS(zerolog.Nop()); err != nil {
+			return nil, false, nil, err
+		}
+		if sec, err = cfg.ControllerClientSecurity(); err != nil {
+			return nil, false, nil, err
+		}
+	}
+	return targets, static, sec, nil
+}
+
+func readProperties(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	props, err := server.ParseProperties(f)
+	return server.ParseProperties(f)
+}
+
+// clientSecurity reads the --command-config file.
+func clientSecurity(path string) (*server.ClientSecurity, error) {
+	props, err := readProperties(path)
 	if err != nil {
 		return nil, err
 	}
 	return server.ParseClientSecurity(props)
 }
-
-// ask sends req to the one controller at addr, over the listener's
-// security protocol.
-func ask(ctx context.Context, addr string, sec *server.ClientSecurity, req kmsg.Request) (kmsg.Response, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("kraftd-status")}
-	if sec.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(sec.TLS.Clone()))
-	}
-	if sec.SASL != nil {
-		opts = append(opts, kgo.SASL(sec.SASL))
-	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return nil, err
-	}
-	defer cl.Close()
-	return cl.SeedBrokers()[0].Request(ctx, req)
-}
-
-// gatherStatus asks the bootstrap controller for the features and the
-// controllers, then the leader for the quorum.
-func gatherStatus(ctx context.Context, bootstrap string, sec *server.ClientSecurity) (*quorumStatus, error) {
-	st := &quorumStatus{LeaderID: -1, Voters: []replicaStatus{}, Observers: []replicaStatus{}, Controllers: []controllerAddress{}}
-	avReq := kmsg.NewPtrApiVersionsRequest()
-	// kgo sends an ApiVersions as it is set: v3 carries the features.
-	avReq.SetVersion(3)
-	avReq.ClientSoftwareName, avReq.ClientSoftwareVersion = "kraftd-status", "0.1.0"
-	resp, err := ask(ctx, bootstrap, sec, avReq)
-	if err != nil {
-		return nil, fmt.Errorf("ApiVersions to %s: %w", bootstrap, err)
-	}
-	av := resp.(*kmsg.ApiVersionsResponse)
-	st.MetadataVersion = "unknown"
-	for _, f := range av.FinalizedFeatures {
-		switch f.Name {
-		case controller.MetadataVersionFeature:
-			st.MetadataVersion = fmt.Sprintf("%s (level %d)", controller.MetadataVersionName(f.MaxVersionLevel), f.MaxVersionLevel)
-		case controller.KRaftVersionFeature:
-			st.KRaftVersion = f.MaxVersionLevel
-		}
-	}
-	dc := kmsg.NewPtrDescribeClusterRequest()
-	dc.EndpointType = 2 // controllers
-	resp, err = ask(ctx, bootstrap, sec, dc)
-	if err != nil {
-		return nil, fmt.Errorf("DescribeCluster to %s: %w", bootstrap, err)
-	}
-	cluster := resp.(*kmsg.DescribeClusterResponse)
-	if err := kerr.ErrorForCode(cluster.ErrorCode); err != nil {
-		return nil, fmt.Errorf("DescribeCluster to %s: %w", bootstrap, err)
-	}
-	st.ClusterID = cluster.ClusterID
-	leaderAddr := bootstrap
-	for _, b := range cluster.Brokers {
-		st.Controllers = append(st.Controllers, controllerAddress{ID: b.NodeID, Host: b.Host, Port: b.Port})
-		if b.NodeID == cluster.ControllerID {
-			leaderAddr = net.JoinHostPort(b.Host, strconv.Itoa(int(b.Port)))
-		}
-	}
-	dq := kmsg.NewPtrDescribeQuorumRequest()
-	t := kmsg.NewDescribeQuorumRequestTopic()
-	t.Topic = "__cluster_metadata"
-	t.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
-	dq.Topics = []kmsg.DescribeQuorumRequestTopic{t}
-	resp, err = ask(ctx, leaderAddr, sec, dq)
-	if err != nil {
-		return nil, fmt.Errorf("DescribeQuorum to %s: %w", leaderAddr, err)
-	}
-	return st, fillQuorum(st, resp.(*kmsg.DescribeQuorumResponse), leaderAddr)
-}
-
-func fillQuorum(st *quorumStatus, q *kmsg.DescribeQuorumResponse, addr string) error {
-	if err := kerr.ErrorForCode(q.ErrorCode); err != nil {
-		return fmt.Errorf("DescribeQuorum to %s: %w", addr, err)
-	}
-	if len(q.Topics) != 1 || len(q.Topics[0].Partitions) != 1 {
-		return fmt.Errorf("DescribeQuorum to %s: the answer holds no __cluster_metadata partition", addr)
-	}
-	p := q.Topics[0].Partitions[0]
-	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-		return fmt.Errorf("DescribeQuorum to %s: %w", addr, err)
-	}
-	st.LeaderID, st.LeaderEpoch, st.HighWatermark = p.LeaderID, p.LeaderEpoch, p.HighWatermark
-	leaderEnd := int64(-1)
-	for _, v := range p.CurrentVoters {
-		if v.ReplicaID == p.LeaderID {
-			leaderEnd = v.LogEndOffset
-		}
-	}
-	// The leader stamps its own entry with the time it answered.
-	now := int64(-1)
-	for _, v := range p.CurrentVoters {
-		if v.ReplicaID == p.LeaderID {
-			now = v.LastFetchTimestamp
-		}
-	}
-	conv := func(in []kmsg.DescribeQuorumResponseTopicPartitionReplicaState) []replicaStatus {
-		out := []replicaStatus{}
-		for _, r := range in {
-			out = append(out, replicaStatus{ID: r.ReplicaID, DirectoryID: uuidString(r.ReplicaDirectoryID), LogEndOffset: r.LogEndOffset,
-				Lag: max(leaderEnd-r.LogEndOffset, 0), LastFetchAgoMs: ago(now, r.LastFetchTimestamp), LastCaughtUpAgoMs: ago(now, r.LastCaughtUpTimestamp)})
-		}
-		return out
-	}
-	st.Voters, st.Observers = conv(p.CurrentVoters), conv(p.Observers)
-	return nil
-}
-
-func ago(now, ts int64) int64 {
-	if now < 0 || ts < 0 {
-		return -1
-	}
-	return max(now-ts, 0)
-}
-
-func uuidString(id [16]byte) string {
-	if id == [16]byte{} {
-		return ""
-	}
-	return kmsgUUID(id)
-}
-
-var errNoBrokerGauges = errors.New("the answer holds no kafka_controller_kafkacontroller_activebrokercount: is it a kraftd metrics listener?")

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kraftd/kraftd/internal/loopback"
+)
+
+// statusJSON is the part of `kraftd status --json` the tests read; the
+// field names are the documented ones (docs/operations.md).
+type statusJSON struct {
+	ClusterID   string `json:"cluster_id"`
+	LeaderID    int32  `json:"leader_id"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+	VoterSource string `json:"voter_source"`
+	Voters      []struct {
+		ID int32 `json:"id"`
+	} `json:"voters"`
+	Probes []struct {
+		Address      string `json:"address"`
+		ID           int32  `json:"id"`
+		Voter        bool   `json:"voter"`
+		Reachable    bool   `json:"reachable"`
+		Error        string `json:"error"`
+		Role         string `json:"role"`
+		Epoch        int32  `json:"epoch"`
+		LeaderID     int32  `json:"leader_id"`
+		LogEndOffset int64  `json:"log_end_offset"`
+		Lag          int64  `json:"lag"`
+		ClusterID    string `json:"cluster_id"`
+		Supported    string `json:"supported_metadata_version"`
+	} `json:"probes"`
+	Diagnosis struct {
+		State    string `json:"state"`
+		ExitCode int    `json:"exit_code"`
+		Summary  string `json:"summary"`
+		Problems []struct {
+			Kind string `json:"kind"`
+			Node int32  `json:"node"`
+		} `json:"problems"`
+	} `json:"diagnosis"`
+}
+
+// runStatus runs `kraftd status` until it exits with want (the quorum of a
+// loaded machine may be between leaders for a moment), for up to a
+// minute, and returns its output.
+func runStatusUntil(t *testing.T, bin string, want int, args ...string) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		out, code := run(t, bin, append([]string{"status", "--timeout", "2s"}, args...)...)
+		if code == want {
+			return out
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kraftd status %v: exit %d, want %d:\n%s", args, code, want, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func decodeStatus(t *testing.T, out string) statusJSON {
+	t.Helper()
+	var st statusJSON
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("kraftd status --json: %v\n%s", err, out)
+	}
+	return st
+}
+
+// TestStatusBadDay runs `kraftd status` against a real three-node kraftd
+// quorum as it loses its voters: healthy (exit 0) asked by a list, by
+// --config and with an address that answers nothing; one voter stopped
+// with SIGSTOP (exit 1, "voter N ... is down"); two voters killed (exit
+// 2, "no majority reachable"), when the last one still answers.
+func TestStatusBadDay(t *testing.T) {
+	t.Parallel()
+	bin := kraftdBinary(t)
+	q := startStaticQuorum(t, bin, 3)
+	leader, _ := q.waitLeader(t, -1)
+	all := strings.Join([]string{q.addr(1), q.addr(2), q.addr(3)}, ",")
+
+	out := runStatusUntil(t, bin, 0, "--bootstrap-controller", all, "--json")
+	st := decodeStatus(t, out)
+	if st.ClusterID != q.clusterID || st.LeaderID < 1 || st.VoterSource != "leader" || len(st.Voters) != 3 || len(st.Probes) != 3 ||
+		st.Diagnosis.State != "healthy" || st.Diagnosis.ExitCode != 0 || len(st.Diagnosis.Problems) != 0 {
+		t.Fatalf("healthy quorum:\n%s", out)
+	}
+	for i, p := range st.Probes {
+		wantRole := "follower"
+		if p.ID == st.LeaderID {
+			wantRole = "leader"
+		}
+		if p.ID != int32(i+1) || p.Address != q.addr(p.ID) || !p.Voter || !p.Reachable || p.Role != wantRole || p.Epoch != st.LeaderEpoch ||
+			p.LeaderID != st.LeaderID || p.LogEndOffset < 1 || p.Lag < 0 || p.ClusterID != q.clusterID || p.Supported == "unknown" {
+			t.Errorf("controller %d: %+v\n%s", i+1, p, out)
+		}
+	}
+
+	out = runStatusUntil(t, bin, 0, "--config", q.confs[0])
+	if !strings.Contains(out, "diagnosis: healthy: leader ") || !strings.Contains(out, "3 of 3 voters up") {
+		t.Errorf("kraftd status --config:\n%s", out)
+	}
+
+	// One address that answers nothing, and one of the voters: the others
+	// are found in the answers, and a stray address is no voter.
+	ports, err := loopback.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stray := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	out = runStatusUntil(t, bin, 0, "--bootstrap-controller", stray+","+q.addr(leader), "--json")
+	st = decodeStatus(t, out)
+	if len(st.Probes) != 4 || st.Diagnosis.State != "healthy" {
+		t.Fatalf("a stray address and the leader:\n%s", out)
+	}
+	if p := st.Probes[3]; p.Address != stray || p.ID != -1 || p.Reachable || p.Error == "" || p.Voter {
+		t.Errorf("the stray address: %+v\n%s", p, out)
+	}
+
+	follower := 1 + leader%3
+	if err := q.procs[follower-1].Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	out = runStatusUntil(t, bin, 1, "--bootstrap-controller", all)
+	if want := fmt.Sprintf("diagnosis: degraded: voter %d (%s) is down: no answer within 2s", follower, q.addr(follower)); !strings.Contains(out, want) {
+		t.Errorf("one voter stopped: want %q:\n%s", want, out)
+	}
+	t.Logf("one voter stopped:\n%s", out)
+
+	// Two voters killed: the follower (still stopped) and the leader.
+	for _, id := range []int32{follower, leader} {
+		_ = q.procs[id-1].Process.Kill() // by PID, the process this test started
+		_ = q.procs[id-1].Wait()
+		q.procs[id-1] = nil
+	}
+	last := 6 - leader - follower
+	out = runStatusUntil(t, bin, 2, "--config", q.confs[last-1], "--json")
+	st = decodeStatus(t, out)
+	if st.Diagnosis.State != "down" || !strings.Contains(st.Diagnosis.Summary, "no majority reachable: 1 of 3 voters answer") ||
+		st.VoterSource != "config" || len(st.Probes) != 3 {
+		t.Errorf("two voters killed:\n%s", out)
+	}
+	for _, p := range st.Probes {
+		if p.Reachable != (p.ID == last) || p.ID == last && (p.Role != "no-leader" && p.Role != "follower" || p.Epoch < 1) {
+			t.Errorf("two voters killed, controller %d: %+v\n%s", p.ID, p, out)
+		}
+	}
+	out, _ = run(t, bin, "status", "--timeout", "2s", "--config", q.confs[last-1])
+	t.Logf("two voters killed:\n%s", out)
+}

@@ -1,0 +1,53 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strconv"
+)
+
+// QuorumTargets reads the controllers a node of any role (controller or
+// broker, kraftd's or Apache's file) reaches its quorum by:
+// controller.quorum.voters as id@host:port, else
+// controller.quorum.bootstrap.servers as host:port with no id (-1). An
+// error names the key (a *ConfigError).
+func QuorumTargets(props map[string]string) (ids []int32, addrs []string, err error) {
+	p := parser{props: props, used: map[string]bool{}}
+	for _, v := range p.voters("controller.quorum.voters") {
+		ids, addrs = append(ids, v.ID), append(addrs, net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))))
+	}
+	if len(ids) == 0 {
+		for _, s := range p.list("controller.quorum.bootstrap.servers") {
+			if _, _, err := splitHostPort(s); err != nil {
+				p.setErr("controller.quorum.bootstrap.servers", err)
+			}
+			ids, addrs = append(ids, -1), append(addrs, s)
+		}
+	}
+	if p.err == nil && len(addrs) == 0 {
+		p.setErr("controller.quorum.voters", errors.New("is not set, nor is controller.quorum.bootstrap.servers: the file names no controller"))
+	}
+	return ids, addrs, p.err
+}
+
+// ControllerClientSecurity is how this node's peer client reaches the
+// controller listener (its TLS and sasl.mechanism.controller.protocol
+// login): what a tool run with the node's own file connects with. LoadTLS
+// must have loaded the stores.
+func (c *Config) ControllerClientSecurity() (*ClientSecurity, error) {
+	name := c.ControllerListenerName[0]
+	cs := &ClientSecurity{Protocol: c.ListenerProtocols[name]}
+	m, isTLS, err := c.listenerTLS(name)
+	if err != nil {
+		return nil, err
+	}
+	if isTLS {
+		cs.TLS = m.clientConfig("")
+	}
+	if s := c.SASL[name]; s != nil && s.Client != nil {
+		if cs.SASL, err = saslMechanism(s.Client); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
