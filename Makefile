@@ -10,7 +10,7 @@ export KRAFTD_BINARY
 SEEDS ?= 10000
 FUZZTIME ?= 30s
 
-.PHONY: all build build-race cross run test vet gen gen-check kafka tools sim matrix bench bench-scale fuzz clean image release
+.PHONY: all build build-race cross run test vet gen gen-check kafka tools sim matrix chaos bench bench-scale fuzz clean image release
 
 all: build
 
@@ -110,6 +110,13 @@ test: tools kafka vet gen-check build build-race
 matrix: build build-race kafka
 	$(GO) test -race -count=1 -timeout 150m -tags matrix -v ./compat \
 		-run 'TestReleaseLineSmoke|TestReleaseLineDynamicQuorum|TestFeaturesMatchApache|TestRollingUpgradeFromOldestLine|TestRollingHandoverKraftdToNewestLine|TestMixedKRaftVersionUpgrade|TestApacheControllerMetricNames'
+
+# The silent-fault runs of make test at NEMESIS_ROUNDS rounds each, and the
+# SIGKILL chaos tests (docs/testing.md keeps the last run). Needs root.
+NEMESIS_ROUNDS ?= 10
+chaos: build build-race kafka
+	KRAFTD_NEMESIS_ROUNDS=$(NEMESIS_ROUNDS) $(GO) test -race -count=1 -timeout 120m -v ./compat \
+		-run 'TestNemesisKraftdQuorum|TestNemesisMixedQuorum|TestChaosKraftdQuorum|TestChaosMixedQuorum'
 
 # Run many simulation seeds: make sim SEEDS=100000
 sim:

@@ -79,6 +79,14 @@ func runChaos(t *testing.T, members []*MixedMember, clusterID string) {
 		t.Logf("leader kill to a survivor's first acknowledged write: min %v, median %v, max %v",
 			failovers[0].Round(time.Millisecond), failovers[n/2].Round(time.Millisecond), failovers[n-1].Round(time.Millisecond))
 	}
+	checkChaosHistory(t, c)
+}
+
+// checkChaosHistory stops the run and fails the test if an acknowledged
+// write is missing from a log, the history is not linearizable, or nothing
+// was acknowledged.
+func checkChaosHistory(t *testing.T, c *ChaosCluster) {
+	t.Helper()
 	lost, nonLinearizable := c.StopAndCheck(t)
 	t.Logf("writes: %s; acknowledged writes missing from a log: %d", c.History.Summary(), len(lost))
 	if c.History.Acknowledged() == 0 {

@@ -8,6 +8,11 @@
 // It also runs kraftd's OCI image with podman (image_test.go), kraftd's
 // containers beside Apache's processes.
 //
+// It injects silent faults into quorums of real processes (harness_nemesis.go,
+// with package internal/nemesis): pauses, partitions on loopback and
+// frozen disks.
+//
 // It must never leave a process running: everything it starts is stopped by
-// PID (a container by its name) when the test ends, pass or fail.
+// PID (a container by its name) when the test ends, pass or fail, and
+// every fault is ended and its means removed.
 package compat

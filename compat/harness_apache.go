@@ -77,7 +77,10 @@ type ApacheNode struct {
 	// JVM is how its JVM runs (the zero JVM: quick-start, 512 MiB), read by
 	// the first Start.
 	JVM JVM
-	t   testing.TB
+	// Cgroup is the cgroup v2 directory its JVM starts in ("": the test's),
+	// read by the first Start (a nemesis.Net cuts it by its cgroup).
+	Cgroup string
+	t      testing.TB
 }
 
 // NewApacheController writes the configuration of an Apache controller:
@@ -188,6 +191,7 @@ func (n *ApacheNode) Start(t testing.TB) {
 	if n.Proc == nil {
 		name := fmt.Sprintf("apache-%s-node%d", n.Version, n.NodeID)
 		n.Proc = NewProcess(t, name, ApacheArgv(t, n.Version, MainKafka, n.JVM, n.Config)...)
+		n.Proc.Cgroup = n.Cgroup
 	}
 	n.Proc.Start()
 }

@@ -19,6 +19,11 @@ import (
 // being measured.
 const failoverPoll = 2 * time.Millisecond
 
+// chaosWriteTimeout bounds a chaos write: one sent to a leader that was
+// paused or cut off must not hold its writer for long (its outcome is then
+// unknown, which the history allows for).
+const chaosWriteTimeout = 5 * time.Second
+
 // ChaosCluster is a three-controller quorum (kraftd, Apache or both) under
 // writes and kills. Three simulated brokers stay registered and unfenced so
 // that topics have somewhere to go; writers create topics and register new
@@ -29,12 +34,16 @@ type ChaosCluster struct {
 	Members   []*MixedMember
 	ClusterID string
 	History   *WriteHistory
+	// Nemesis is the means of the silent faults (NewNemesisQuorum); nil
+	// allows only SIGKILL.
+	Nemesis *Nemesis
 
-	fleet   *SimFleet
-	cancel  context.CancelFunc
-	writers sync.WaitGroup
-	nextOp  atomic.Int64
-	nextID  atomic.Int32
+	fleet     *SimFleet
+	cancel    context.CancelFunc
+	writers   sync.WaitGroup
+	nextOp    atomic.Int64
+	nextProbe atomic.Int64
+	nextID    atomic.Int32
 }
 
 // StartChaosCluster starts members (formatted, not yet started), waits for
@@ -111,7 +120,9 @@ func (c *ChaosCluster) write(ctx context.Context) {
 		}
 		name := fmt.Sprintf("chaos-%d", c.nextOp.Add(1)/2)
 		op := c.History.CallCreate(name)
-		answer, err := CreateTopic1(ctx, conn, name, 1, 1)
+		wctx, cancel := context.WithTimeout(ctx, chaosWriteTimeout)
+		answer, err := CreateTopic1(wctx, conn, name, 1, 1)
+		cancel()
 		c.History.AnswerCreate(op, addr, answer.ErrorCode, answer.TopicID, err)
 		if err != nil || answer.ErrorCode == kerr.NotController.Code {
 			conn.Close()
@@ -160,47 +171,68 @@ func (c *ChaosCluster) Healthy(t testing.TB, since time.Time) *QuorumStatus {
 	})
 }
 
-// KillRound is one SIGKILL of a chaos run.
-type KillRound struct {
+// FaultRound is one fault of a chaos run.
+type FaultRound struct {
 	Victim    *MixedMember
+	Fault     Fault
 	WasLeader bool
-	Epoch     int32         // the leader epoch when it was killed
-	ToLeader  time.Duration // a leader's kill to a survivor leading a later epoch
-	ToWrite   time.Duration // a leader's kill to the first write acknowledged by a survivor
+	Epoch     int32         // the leader epoch when the fault began
+	ToLeader  time.Duration // a leader's fault to a survivor leading a later epoch (0: none within the wait)
+	ToWrite   time.Duration // a leader's fault to the first write a survivor acknowledged (0: none within the wait)
 }
 
-// Kill SIGKILLs victim, the quorum being as cur describes. When the victim
-// led, it waits for a survivor to lead a later epoch and to acknowledge a
-// write, and measures both from the moment the signal was sent.
-func (c *ChaosCluster) Kill(t testing.TB, victim *MixedMember, cur *QuorumStatus) KillRound {
+// Inject makes victim fail as f says, the quorum being as cur describes,
+// and returns the round and what ends the fault, which the caller calls.
+// When the victim led, it first waits, up to wait, for a survivor to lead
+// a later epoch and to acknowledge a write, and measures both from the
+// fault; those that did not come within wait are 0.
+func (c *ChaosCluster) Inject(t testing.TB, f Fault, victim *MixedMember, cur *QuorumStatus, wait time.Duration) (FaultRound, func()) {
 	t.Helper()
-	r := KillRound{Victim: victim, WasLeader: victim.ID == cur.LeaderID, Epoch: cur.LeaderEpoch}
-	killed := time.Now()
-	victim.Kill()
+	r := FaultRound{Victim: victim, Fault: f, WasLeader: victim.ID == cur.LeaderID, Epoch: cur.LeaderEpoch}
+	at := time.Now()
+	heal := c.inject(t, f, victim)
 	if !r.WasLeader {
-		return r
+		return r, heal
 	}
-	r.ToLeader = awaitLaterLeader(t, MixedAddrs(Without(c.Members, victim)...), cur.LeaderEpoch, killed)
-	deadline := killed.Add(ReadyTimeout)
-	for r.ToWrite == 0 {
-		if at, ok := c.History.FirstAckAfter(killed, victim.Addr()); ok {
-			r.ToWrite = at.Sub(killed)
-		} else if time.Now().After(deadline) {
-			t.Fatalf("no write acknowledged %v after the SIGKILL of leader %s (%s)", ReadyTimeout, victim, c.History.Summary())
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var probes sync.WaitGroup
+	survivors := Without(c.Members, victim)
+	for _, m := range survivors {
+		probes.Go(func() { c.probeWrites(ctx, m.Addr()) })
+	}
+	r.ToLeader = awaitLaterLeader(ctx, MixedAddrs(survivors...), cur.LeaderEpoch, at)
+	for r.ToWrite == 0 && ctx.Err() == nil {
+		if ack, ok := c.History.FirstAckAfter(at, victim.Addr()); ok {
+			r.ToWrite = ack.Sub(at)
 		} else {
-			time.Sleep(failoverPoll)
+			sleepCtx(ctx, failoverPoll)
 		}
+	}
+	cancel()
+	probes.Wait()
+	return r, heal
+}
+
+// Kill SIGKILLs victim, the quorum being as cur describes, and fails the
+// test if it led and no survivor took over within ReadyTimeout. The caller
+// restarts the victim.
+func (c *ChaosCluster) Kill(t testing.TB, victim *MixedMember, cur *QuorumStatus) FaultRound {
+	t.Helper()
+	r, _ := c.Inject(t, FaultKill, victim, cur, ReadyTimeout)
+	if r.WasLeader && (r.ToLeader == 0 || r.ToWrite == 0) {
+		failNow(t, "no survivor led and acknowledged a write %v after the SIGKILL of leader %s (%s)", ReadyTimeout, victim, c.History.Summary())
 	}
 	return r
 }
 
 // awaitLaterLeader asks each survivor, each on its own goroutine and
 // every failoverPoll, until one says it leads an epoch after epoch, and
-// returns how long after since that answer came. Asking them one after
-// another would add one survivor's slowness to the other's answer.
-func awaitLaterLeader(t testing.TB, survivors []string, epoch int32, since time.Time) time.Duration {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), ReadyTimeout)
+// returns how long after since that answer came (0 if none did before ctx
+// ended). Asking them one after another would add one survivor's slowness
+// to the other's answer.
+func awaitLaterLeader(ctx context.Context, survivors []string, epoch int32, since time.Time) time.Duration {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	found := make(chan time.Duration, len(survivors))
 	for _, addr := range survivors {
@@ -218,7 +250,6 @@ func awaitLaterLeader(t testing.TB, survivors []string, epoch int32, since time.
 	case d := <-found:
 		return d
 	case <-ctx.Done():
-		t.Fatalf("no survivor of %v led an epoch after %d within %v", survivors, epoch, ReadyTimeout)
 		return 0
 	}
 }

@@ -45,7 +45,10 @@ type MixedMember struct {
 	// release is the --release-version Format and Reformat pass (empty:
 	// MixedReleaseVersion).
 	release string
-	t       testing.TB
+	// cgroup is the cgroup v2 directory kraftd starts in ("": the test's);
+	// an Apache member's is its ApacheNode's.
+	cgroup string
+	t      testing.TB
 }
 
 // Addr is the member's CONTROLLER listener.
@@ -86,6 +89,7 @@ func (m *MixedMember) Start(t testing.TB) {
 		}
 		m.proc = NewProcess(t, fmt.Sprintf("kraftd-node%d", m.ID), bin,
 			"--log-format", "json", "--log-level", "debug", "start", "--config", m.conf)
+		m.proc.Cgroup = m.cgroup
 	}
 	m.proc.Start()
 }
@@ -117,6 +121,10 @@ type MixedOptions struct {
 	// (kafka-storage format and kraftd format take the same), e.g.
 	// --add-scram values.
 	FormatArgs []string
+	// Prepare, if set, is called for each member once its directory's path
+	// is known and before it is formatted (NewNemesisQuorum puts the
+	// directory on a file system of its own and the member in a cgroup).
+	Prepare func(testing.TB, *MixedMember)
 	// ReleaseVersion is the metadata.version every member is formatted
 	// with: MixedReleaseVersion when empty, or ApacheDefaultRelease for the
 	// level Apache's storage tool of Version picks by itself (no
@@ -188,12 +196,18 @@ func NewMixedStaticQuorum(t testing.TB, opts MixedOptions) ([]*MixedMember, stri
 			m.Apache = NewApacheController(t, ApacheOptions{Version: opts.Version, NodeID: i + 1, Port: ports[i], Voters: props["controller.quorum.voters"], Props: props})
 			m.Apache.JVM = opts.ApacheJVM
 			m.Dir = m.Apache.Dir
+			if opts.Prepare != nil {
+				opts.Prepare(t, m)
+			}
 			m.Apache.Format(t, clusterID, append(apacheFormat, opts.FormatArgs...)...)
 		case KindKraftd:
 			m.Dir = filepath.Join(t.TempDir(), "metadata")
 			extra := maps.Clone(props)
 			maps.Copy(extra, opts.KraftdProps)
 			m.conf = WriteKraftdConfig(t, m.ID, m.Addr(), m.Dir, extra)
+			if opts.Prepare != nil {
+				opts.Prepare(t, m)
+			}
 			KraftdFormat(t, m.ID, m.conf, clusterID, append(kraftdFormat, opts.FormatArgs...)...)
 		default:
 			t.Fatalf("compat: unknown member kind %q", kind)

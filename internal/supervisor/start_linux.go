@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -13,5 +14,16 @@ func prepare(cmd *exec.Cmd) error {
 	}
 	cmd.SysProcAttr.Setpgid = true
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	return nil
+}
+
+// intoCgroup makes cmd start in the cgroup v2 directory cg (clone3 with
+// CLONE_INTO_CGROUP).
+func intoCgroup(cmd *exec.Cmd, cg *os.File) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD = true
+	cmd.SysProcAttr.CgroupFD = int(cg.Fd())
 	return nil
 }

@@ -49,6 +49,12 @@ type Process struct {
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL; 0
 	// means DefaultStopTimeout.
 	StopTimeout time.Duration
+	// Cgroup is a cgroup v2 directory every run starts in ("" for the
+	// program's own): the fault-injection tests (package internal/nemesis)
+	// filter a node's packets by its cgroup, which a socket takes from
+	// its process when it is made, so the process must be in it from birth.
+	// Linux only.
+	Cgroup string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -78,6 +84,16 @@ func (p *Process) Start() error {
 	cmd.Dir = p.Dir
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = out, out
+	if p.Cgroup != "" {
+		cg, err := os.Open(p.Cgroup)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", p.Name, err)
+		}
+		defer cg.Close() // the kernel has placed the child once Start returns
+		if err := intoCgroup(cmd, cg); err != nil {
+			return fmt.Errorf("start %s: %w", p.Name, err)
+		}
+	}
 	if err := StartCmd(cmd); err != nil {
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}

@@ -1,0 +1,214 @@
+package nemesis
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Net is one test's packet filter over processes on loopback, each known
+// by an id, the cgroup it runs in and the port it listens on.
+type Net struct {
+	t      testing.TB
+	out    string // the OUTPUT chain: marks packets and connections
+	in     string // the INPUT chain: drops cut packets
+	mount  string // where the cgroup v2 hierarchy is mounted
+	root   string // the cgroup mounted there ("/" unless in a container's view)
+	cgroup string // this test's cgroup, relative to mount ("/kraftd-nemesis-…")
+
+	mu    sync.Mutex
+	nodes map[int32]netNode
+	drops [][]string // the INPUT rules in place
+}
+
+type netNode struct {
+	cgroup string // from the hierarchy's root, as iptables's cgroup match takes it
+	dir    string // the directory
+	port   int
+	mark   int
+}
+
+// markMask is the bits of a packet's and a connection's mark a Net uses;
+// a node's mark is markBase + its id.
+const (
+	markBase = 0x6b00
+	markMask = 0xffff
+)
+
+// NewNet makes the test's cgroup and chains and hooks the chains into
+// OUTPUT and INPUT; the test's end removes them. Call it before starting
+// any process it will cut, so that its cleanup runs after theirs.
+func NewNet(t testing.TB) *Net {
+	t.Helper()
+	mount, root, err := cgroup2Mount()
+	if err != nil {
+		t.Fatalf("nemesis: %v", err)
+	}
+	tag := randomTag()
+	n := &Net{t: t, out: "kn-" + tag + "-out", in: "kn-" + tag + "-in", mount: mount, root: root,
+		cgroup: "/kraftd-nemesis-" + tag, nodes: map[int32]netNode{}}
+	if err := os.Mkdir(filepath.Join(mount, n.cgroup), 0o755); err != nil {
+		t.Fatalf("nemesis: a cgroup of the test's own: %v", err)
+	}
+	t.Cleanup(n.remove)
+	for _, c := range [][]string{{"-N", n.out}, {"-N", n.in}, {"-I", "OUTPUT", "-j", n.out}, {"-I", "INPUT", "-j", n.in}} {
+		if err := iptables(c...); err != nil {
+			t.Fatalf("nemesis: %v", err)
+		}
+	}
+	return n
+}
+
+// Node registers process id listening on port and returns the cgroup
+// directory it must start in (supervisor.Process.Cgroup).
+func (n *Net) Node(id int32, port int) string {
+	n.t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	rel := fmt.Sprintf("%s/node-%d", n.cgroup, id)
+	node := netNode{cgroup: filepath.Join(n.root, rel), dir: filepath.Join(n.mount, rel), port: port, mark: markBase + int(id)}
+	if _, dup := n.nodes[id]; dup || id < 0 || id >= markMask-markBase {
+		n.t.Fatalf("nemesis: node id %d registered twice or out of range", id)
+	}
+	if err := os.Mkdir(node.dir, 0o755); err != nil {
+		n.t.Fatalf("nemesis: %v", err)
+	}
+	mark := fmt.Sprintf("%#x/%#x", node.mark, markMask)
+	for _, rule := range [][]string{
+		{"-A", n.out, "-m", "cgroup", "--path", node.cgroup, "-j", "MARK", "--set-mark", mark},
+		{"-A", n.out, "-m", "cgroup", "--path", node.cgroup, "-m", "conntrack", "--ctstate", "NEW", "-j", "CONNMARK", "--set-mark", mark},
+	} {
+		if err := iptables(rule...); err != nil {
+			n.t.Fatalf("nemesis: %v", err)
+		}
+	}
+	n.nodes[id] = node
+	return node.dir
+}
+
+// Cut drops every packet from one node to another: on the connections to
+// the receiver's listener and on those the receiver opened. Packets the
+// other way still pass.
+func (n *Net) Cut(from, to int32) {
+	n.t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	f, ok1 := n.nodes[from]
+	r, ok2 := n.nodes[to]
+	if !ok1 || !ok2 {
+		n.t.Fatalf("nemesis: cut %d -> %d: unknown node", from, to)
+	}
+	sender := fmt.Sprintf("%#x/%#x", f.mark, markMask)
+	for _, rule := range [][]string{
+		{n.in, "-m", "mark", "--mark", sender, "-p", "tcp", "--dport", fmt.Sprint(r.port), "-j", "DROP"},
+		{n.in, "-m", "mark", "--mark", sender, "-m", "connmark", "--mark", fmt.Sprintf("%#x/%#x", r.mark, markMask), "-j", "DROP"},
+	} {
+		if err := iptables(append([]string{"-A"}, rule...)...); err != nil {
+			n.t.Fatalf("nemesis: %v", err)
+		}
+		n.drops = append(n.drops, rule)
+	}
+}
+
+// Isolate cuts node id from every other node both ways.
+func (n *Net) Isolate(id int32) {
+	n.t.Helper()
+	for _, other := range n.others(id) {
+		n.Cut(id, other)
+		n.Cut(other, id)
+	}
+}
+
+func (n *Net) others(id int32) []int32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []int32
+	for o := range n.nodes {
+		if o != id {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Heal removes every cut.
+func (n *Net) Heal() {
+	n.t.Helper()
+	if err := n.heal(); err != nil {
+		n.t.Fatalf("nemesis: %v", err)
+	}
+}
+
+func (n *Net) heal() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var first error
+	for _, rule := range n.drops {
+		if err := iptables(append([]string{"-D"}, rule...)...); err != nil && first == nil {
+			first = err
+		}
+	}
+	n.drops = nil
+	return first
+}
+
+// remove undoes NewNet and every Node and Cut, reporting what it could not.
+func (n *Net) remove() {
+	errs := []error{n.heal()}
+	for _, c := range [][]string{{"-D", "OUTPUT", "-j", n.out}, {"-D", "INPUT", "-j", n.in},
+		{"-F", n.out}, {"-F", n.in}, {"-X", n.out}, {"-X", n.in}} {
+		errs = append(errs, iptables(c...))
+	}
+	for _, node := range n.nodes {
+		errs = append(errs, os.Remove(node.dir))
+	}
+	errs = append(errs, os.Remove(filepath.Join(n.mount, n.cgroup)))
+	for _, err := range errs {
+		if err != nil {
+			n.t.Errorf("nemesis: cleaning up: %v", err)
+		}
+	}
+}
+
+// iptables runs iptables, waiting for the lock other tests may hold.
+func iptables(args ...string) error {
+	out, err := exec.Command(sbin("iptables"), append([]string{"-w"}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("iptables %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// cgroup2Mount is where the cgroup v2 hierarchy is mounted: /sys/fs/cgroup
+// on a unified host, /sys/fs/cgroup/unified on a hybrid one.
+func cgroup2Mount() (mount, root string, err error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		// id parent major:minor root mountpoint options... - fstype source options
+		fields := strings.Fields(s.Text())
+		for i, field := range fields {
+			if field == "-" && i+1 < len(fields) && fields[i+1] == "cgroup2" && len(fields) > 4 {
+				return fields[4], fields[3], nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("no cgroup v2 hierarchy is mounted (/proc/self/mountinfo): the packet filter tells processes apart by their cgroup")
+}
+
+func randomTag() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
