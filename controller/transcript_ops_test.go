@@ -56,7 +56,8 @@ var txOperations = map[string]txOp{
 			req.Rack = &r
 		}
 		for d := range tr.int(c, "dirs", 1) {
-			req.LogDirs = append(req.LogDirs, [16]byte{0: 0x10, 1: byte(id), 2: inc, 3: byte(d)})
+			// A restarted broker keeps its directories' ids.
+			req.LogDirs = append(req.LogDirs, [16]byte{0: 0x10, 1: byte(id), 2: byte(d)})
 		}
 		req.PreviousBrokerEpoch = int64(tr.int(c, "prev", -1))
 		tr.core.RegisterBroker(tr.now, req, func(epoch int64, err error) {

@@ -14,12 +14,16 @@ import (
 // How transcripts print records and answers: one line each, the fields
 // that differ from their defaults as lowerCamel=value. Error codes print
 // by name, topic ids as <topic>, other uuids by their first characters,
-// bytes by their length; an empty list is no list; a registration's
-// fenced always prints. The
+// bytes by their length; an empty list is no list, except in a change
+// record, where it sets the list empty. The
 // fields below are left out: the schema
 // version, and what every registration repeats (listeners, features).
 var skipFields = map[string]bool{"Version": true, "UnknownTags": true, "ThrottleMillis": true,
 	"EndPoints": true, "Listeners": true, "Features": true, "IncarnationId": true, "IncarnationID": true, "Configs": true}
+
+// alwaysFields print even at their defaults: fenced, and a partition's
+// leader (-1, none).
+var alwaysFields = map[string]bool{"RegisterBrokerRecord.Fenced": true, "PartitionRecord.Leader": true}
 
 // records prints records after a colon, one on the line, more below it.
 func (tr *transcript) records(recs []metadata.Record) string {
@@ -64,8 +68,9 @@ func (tr *transcript) fields(v reflect.Value) string {
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
 		fv, dv := v.Field(i), def.Elem().Field(i)
-		same := reflect.DeepEqual(fv.Interface(), dv.Interface()) || fv.Kind() == reflect.Slice && fv.Len() == 0 && dv.Len() == 0
-		if !f.IsExported() || skipFields[f.Name] || same && f.Name != "Fenced" {
+		same := reflect.DeepEqual(fv.Interface(), dv.Interface()) ||
+			fv.Kind() == reflect.Slice && fv.Len() == 0 && dv.Len() == 0 && !strings.HasSuffix(v.Type().Name(), "ChangeRecord")
+		if !f.IsExported() || skipFields[f.Name] || same && !alwaysFields[v.Type().Name()+"."+f.Name] {
 			continue
 		}
 		parts = append(parts, lowerFirst(f.Name)+"="+tr.value(f.Name, v.Field(i)))

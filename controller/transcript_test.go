@@ -98,7 +98,7 @@ func (tr *transcript) init(c txCmd) {
 	}
 	node := int32(tr.int(c, "node", 1))
 	seed := uint64(tr.int(c, "seed", 1))
-	tr.ctl = New(node, bootstrap)
+	tr.ctl, tr.now = New(node, bootstrap), time.Unix(0, 0)
 	tr.log = &txLog{tr: tr, kraft: int16(tr.int(c, "kraft.version", 0))}
 	tr.names, tr.epochs, tr.hmacs = map[metadata.Uuid]string{}, map[int32]int64{}, map[string][]byte{}
 	s := Settings{NodeID: node, ClusterID: testCluster, SessionTimeout: tr.duration(c, c.arg("session", "9s")),
