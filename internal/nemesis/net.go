@@ -23,6 +23,8 @@ type Net struct {
 	root   string // the cgroup mounted there ("/" unless in a container's view)
 	cgroup string // this test's cgroup, relative to mount ("/kraftd-nemesis-…")
 
+	setup int // how many of NewNet's four iptables commands succeeded
+
 	mu    sync.Mutex
 	nodes map[int32]netNode
 	drops [][]string // the INPUT rules in place
@@ -62,6 +64,7 @@ func NewNet(t testing.TB) *Net {
 		if err := iptables(c...); err != nil {
 			t.Fatalf("nemesis: %v", err)
 		}
+		n.setup++
 	}
 	return n
 }
@@ -162,9 +165,14 @@ func (n *Net) heal() error {
 // remove undoes NewNet and every Node and Cut, reporting what it could not.
 func (n *Net) remove() {
 	errs := []error{n.heal()}
-	for _, c := range [][]string{{"-D", "OUTPUT", "-j", n.out}, {"-D", "INPUT", "-j", n.in},
-		{"-F", n.out}, {"-F", n.in}, {"-X", n.out}, {"-X", n.in}} {
-		errs = append(errs, iptables(c...))
+	// The undoing of NewNet's commands, last first: unhook, then empty and
+	// delete the chain.
+	undo := [][][]string{{{"-F", n.out}, {"-X", n.out}}, {{"-F", n.in}, {"-X", n.in}},
+		{{"-D", "OUTPUT", "-j", n.out}}, {{"-D", "INPUT", "-j", n.in}}}
+	for i := n.setup - 1; i >= 0; i-- {
+		for _, c := range undo[i] {
+			errs = append(errs, iptables(c...))
+		}
 	}
 	for _, node := range n.nodes {
 		errs = append(errs, os.Remove(node.dir))
