@@ -3,6 +3,8 @@
 // the Apache tools an operator knows: format (kafka-storage.sh format),
 // start (kafka-server-start.sh with a controller's server.properties),
 // dump-log (kafka-dump-log.sh --cluster-metadata-decoder) and random-uuid;
+// recover makes a stopped controller the only voter of a quorum that lost
+// its majority (package recovery);
 // image is the container image's entry point, configured as the
 // apache/kafka image is (KAFKA_* variables, CLUSTER_ID).
 // It also prints its version (version, --version) and a bash completion
@@ -62,6 +64,7 @@ func main() {
 			dumpLogCommand(),
 			metadataShellCommand(),
 			statusCommand(),
+			recoverCommand(),
 			clusterCommand(),
 			versionCommand(),
 			completionCommand(),

@@ -1,0 +1,206 @@
+package compat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// recoverBroker is the Apache release of the broker the recovery tests run.
+const recoverBroker = "4.4.0"
+
+// TestRecoverLostMajority runs three kraftd controllers (a static quorum)
+// with a stock Apache 4.4.0 broker and a topic written with acks=all, then
+// loses two controllers with their directories for good:
+//   - `kraftd recover` refuses while the survivor runs, and without its
+//     confirmation flag, reporting what the directory holds;
+//   - with it, the survivor starts as the only voter of a dynamic quorum in
+//     an epoch a million above the old one; the broker reconnects, every
+//     acknowledged record is read back, and a topic can be created;
+//   - the lost controllers come back with their old directories and
+//     configurations: they never lead again, the survivor stays the leader
+//     in its epoch, and the broker's metadata keeps following it.
+func TestRecoverLostMajority(t *testing.T) {
+	t.Parallel()
+	ReserveJVMs(t, 1)
+	at := stamp(t)
+	ctls := newKraftdStaticQuorum(t, 3)
+	for _, n := range ctls {
+		n.start(t)
+	}
+	WaitLeader(t, Addrs(ctls...), nil)
+	var voters []string
+	for _, n := range ctls {
+		voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
+	}
+	brokers := StartBrokers(t, recoverBroker, strings.Join(voters, ","), clusterIDOf(t, ctls[0]), []int{101}, nil)
+	broker := brokers.Brokers[0]
+	CreateTopic(t, broker.Addr(), "acked", 3, 1, nil)
+	acked := produceAcked(t, broker.Addr(), "acked", 300)
+	at("three kraftd controllers, an Apache broker and 300 acknowledged records")
+
+	// The survivor is the leader: the lost voters hold nothing it lacks
+	// (docs/operations.md says what a survivor that lags loses).
+	cur := WaitLeader(t, Addrs(ctls...), nil)
+	survivor := nodeByID(ctls, cur.LeaderID)
+	lost := slices.DeleteFunc(slices.Clone(ctls), func(n *kraftdNode) bool { return n == survivor })
+	for _, n := range lost {
+		n.Proc.Kill()
+		// The disk is gone; it comes back in the fence check below.
+		if err := os.Rename(n.Dir, n.Dir+".old"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, code := runRecover(t, survivor.Conf, "--yes-i-lost-the-majority")
+	if code != 2 || !strings.Contains(out, "in use") {
+		t.Fatalf("recover beside the running node: exit %d, want 2 naming the lock:\n%s", code, out)
+	}
+	survivor.Proc.Kill()
+	out, code = runRecover(t, survivor.Conf)
+	if code != 2 || !strings.Contains(out, "proven committed:") || !strings.Contains(out, "--yes-i-lost-the-majority") {
+		t.Fatalf("recover without confirmation: exit %d, want 2 with the report:\n%s", code, out)
+	}
+	out, code = runRecover(t, survivor.Conf, "--yes-i-lost-the-majority")
+	if code != 0 {
+		t.Fatalf("recover: exit %d:\n%s", code, out)
+	}
+	t.Logf("kraftd recover:\n%s", out)
+	survivor.start(t)
+	rec := WaitLeader(t, []string{survivor.Addr()}, func(s *QuorumStatus) error {
+		if s.LeaderEpoch <= cur.LeaderEpoch+1_000_000 || !slices.Equal(s.Voters, []int32{survivor.ID}) {
+			return fmt.Errorf("leader %d epoch %d voters %v", s.LeaderID, s.LeaderEpoch, s.Voters)
+		}
+		return nil
+	})
+	at(fmt.Sprintf("recovered: node %d leads epoch %d alone", rec.LeaderID, rec.LeaderEpoch))
+	CreateTopic(t, broker.Addr(), "after-recovery", 1, 1, nil)
+	checkConsumed(t, broker.Addr(), "acked", acked)
+	at("the broker follows it, every acknowledged record read back")
+
+	checkFenced(t, survivor, lost, rec, broker)
+	at("old voters back with their old directories are fenced")
+}
+
+// checkFenced brings the lost controllers back with their old directories
+// and configurations and checks that they never form a second quorum: for
+// a while every controller that answers as leader is the survivor in the
+// recovered epoch; then metadata still flows through the broker.
+func checkFenced(t *testing.T, survivor *kraftdNode, lost []*kraftdNode, rec *QuorumStatus, broker *ApacheBroker) {
+	t.Helper()
+	for _, n := range lost {
+		if err := os.Rename(n.Dir+".old", n.Dir); err != nil {
+			t.Fatal(err)
+		}
+		n.start(t)
+	}
+	all := Addrs(append([]*kraftdNode{survivor}, lost...)...)
+	// Several election timeouts of the old voters (1 to 2 s by default).
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		for _, a := range all {
+			s, err := DescribeQuorum(a)
+			if err != nil || s.LeaderID < 0 {
+				continue // not a leader (NOT_LEADER_OR_FOLLOWER), or down
+			}
+			if s.LeaderID != survivor.ID || s.LeaderEpoch != rec.LeaderEpoch {
+				t.Fatalf("%s answers as leader %d in epoch %d: a second quorum beside node %d's epoch %d", a, s.LeaderID, s.LeaderEpoch, survivor.ID, rec.LeaderEpoch)
+			}
+		}
+	}
+	s, err := DescribeQuorum(survivor.Addr())
+	if err != nil || !slices.Equal(s.Voters, []int32{survivor.ID}) {
+		t.Fatalf("the survivor after the old voters came back: %+v, %v", s, err)
+	}
+	for _, n := range lost {
+		state := "running as a non-voter"
+		if exited, werr := n.Proc.Exited(); exited {
+			state = fmt.Sprintf("stopped (%v)", werr)
+		}
+		t.Logf("old voter %d: %s; observers of the survivor: %v", n.ID, state, s.Observers)
+	}
+	CreateTopic(t, broker.Addr(), "after-fence", 1, 1, nil)
+	Eventually(t, ReadyTimeout, "the broker sees the topic created after the fence", broker.Proc, func() error {
+		m, err := Metadata(broker.Addr(), "after-fence")
+		if err != nil {
+			return err
+		}
+		if len(m.Leaders["after-fence"]) != 1 {
+			return fmt.Errorf("leaders %v", m.Leaders)
+		}
+		return nil
+	})
+}
+
+// runRecover runs `kraftd recover --config conf args...` and returns its
+// output and exit code.
+func runRecover(t *testing.T, conf string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(KraftdBinary(t), append([]string{"--log-format", "json", "recover", "--config", conf}, args...)...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("kraftd recover: %v", err)
+	return "", 0
+}
+
+// produceAcked writes n records to topic through the broker with acks=all,
+// one at a time, and returns the values the broker acknowledged.
+func produceAcked(t *testing.T, addr, topic string, n int) []string {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var acked []string
+	for i := range n {
+		v := fmt.Sprintf("%s-%d", topic, i)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := cl.ProduceSync(ctx, kgo.StringRecord(v)).FirstErr()
+		cancel()
+		if err != nil {
+			t.Fatalf("produce %s: %v", v, err)
+		}
+		acked = append(acked, v)
+	}
+	return acked
+}
+
+// checkConsumed reads topic from the start through the broker until every
+// value of want was read.
+func checkConsumed(t *testing.T, addr, topic string, want []string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	missing := map[string]bool{}
+	for _, v := range want {
+		missing[v] = true
+	}
+	Eventually(t, ReadyTimeout, fmt.Sprintf("read back %d acknowledged records of %s", len(want), topic), nil, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		fetches := cl.PollFetches(ctx)
+		for _, r := range fetches.Records() {
+			delete(missing, string(r.Value))
+		}
+		if len(missing) > 0 {
+			return fmt.Errorf("%d of %d not read yet (fetch errors %v)", len(missing), len(want), fetches.Errors())
+		}
+		return nil
+	})
+}
