@@ -15,10 +15,11 @@ import (
 )
 
 // fakeQuorum commits every proposal into the controller, at consecutive
-// offsets, as the node's loop would after a quorum commit; or, with hold
-// set, keeps proposals pending until commit or lose. As Log's contract
-// asks, it never calls back from inside Propose: a goroutine of its own
-// takes the proposals in order, as the node loop would.
+// offsets, as the node's loop would after a quorum commit. As Log's
+// contract asks, it never calls back from inside Propose: a goroutine of
+// its own takes the proposals in order, as the node loop would. (Tests of
+// what happens between proposal and commit step the Core by hand:
+// stepLog, and the transcripts in testdata.)
 type fakeQuorum struct {
 	mu     sync.Mutex
 	c      *Controller
@@ -26,8 +27,6 @@ type fakeQuorum struct {
 	epoch  int32
 	leader bool
 	log    []metadata.Record
-	hold   bool
-	held   []heldAppend
 
 	inbox []proposed // not yet taken, in order
 	wake  chan struct{}
@@ -37,13 +36,6 @@ type proposed struct {
 	epoch int32
 	recs  []metadata.Record
 	stamp func(int64)
-	done  func(int64, error)
-}
-
-// heldAppend is a proposal taken into the log but not committed.
-type heldAppend struct {
-	first int64
-	recs  []metadata.Record
 	done  func(int64, error)
 }
 
@@ -87,7 +79,7 @@ func (q *fakeQuorum) run(stop chan struct{}) {
 	}
 }
 
-// takeOne takes one proposal into the log, and commits it unless held.
+// takeOne takes one proposal into the log and commits it.
 func (q *fakeQuorum) takeOne(p proposed) {
 	q.mu.Lock()
 	if !q.leader || p.epoch != q.epoch {
@@ -100,14 +92,6 @@ func (q *fakeQuorum) takeOne(p proposed) {
 	// core afterwards, as in production.
 	StampOffsets(p.recs, first)
 	dec := q.take(p.recs)
-	if q.hold {
-		q.held = append(q.held, heldAppend{first, dec, p.done})
-		q.mu.Unlock()
-		if p.stamp != nil {
-			p.stamp(first)
-		}
-		return
-	}
 	q.replay(first, dec)
 	q.mu.Unlock()
 	if p.stamp != nil {
@@ -149,37 +133,6 @@ func (q *fakeQuorum) write(recs []metadata.Record) {
 	q.replay(first, q.take(recs))
 }
 
-// commit commits the oldest n held appends.
-func (q *fakeQuorum) commit(n int) {
-	q.mu.Lock()
-	batch := q.held[:n]
-	q.held = q.held[n:]
-	for _, h := range batch {
-		q.replay(h.first, h.recs)
-	}
-	q.mu.Unlock()
-	for _, h := range batch {
-		h.done(h.first, nil)
-	}
-}
-
-// lose ends this node's leadership: held appends vanish from the log and
-// fail.
-func (q *fakeQuorum) lose() {
-	q.mu.Lock()
-	q.leader = false
-	held := q.held
-	q.held = nil
-	if len(held) > 0 {
-		q.log = q.log[:held[0].first]
-		q.next = held[0].first
-	}
-	q.mu.Unlock()
-	for _, h := range held {
-		h.done(-1, ErrNotController)
-	}
-}
-
 // end is the offset the next record takes. Tests read it through this
 // lock: the quorum's goroutine moves it while proposals are under way.
 func (q *fakeQuorum) end() int64 {
@@ -196,19 +149,6 @@ func (q *fakeQuorum) records() int {
 	return countRecords(q.log)
 }
 
-// heldWrites counts the held appends that carry more than NoOps.
-func (q *fakeQuorum) heldWrites() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	n := 0
-	for _, h := range q.held {
-		if countRecords(h.recs) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
 func countRecords(recs []metadata.Record) int {
 	n := 0
 	for _, r := range recs {
@@ -217,12 +157,6 @@ func countRecords(recs []metadata.Record) int {
 		}
 	}
 	return n
-}
-
-func (q *fakeQuorum) heldCount() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.held)
 }
 
 func (q *fakeQuorum) Leader() (int32, bool) {
@@ -678,85 +612,5 @@ func TestPartitionChangeWithElr(t *testing.T) {
 	b = &partitionChange{part: p, acceptable: func(r int32) bool { return r == 2 }, targetIsr: []int32{1}, minIsr: 1, mv: 27, election: electUnclean}
 	if rec = b.build(); rec == nil || rec.Leader != 2 || !slices.Equal(rec.Isr, []int32{2}) || rec.LeaderRecoveryState != recovering {
 		t.Fatalf("unclean %+v", rec)
-	}
-}
-
-// A heartbeat is answered only once a write made after it has committed,
-// so a deposed leader cannot answer one: a heartbeat that writes nothing
-// waits for the NoOp that confirms the leadership, and those that come
-// while that NoOp is in flight share the next one; a heartbeat that writes
-// waits for its own records.
-func TestBrokerHeartbeatWaitsForProofOfLeadership(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, q, _ := newTestController(t, 27)
-	epoch1 := register(t, c, q, 1)
-	epoch2, err := c.RegisterBroker(ctx, registration(2, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q.mu.Lock()
-	q.hold = true
-	q.mu.Unlock()
-	waitHeldCount := func(n int) {
-		t.Helper()
-		for q.heldCount() < n {
-			if ctx.Err() != nil {
-				t.Fatalf("%d appends held, want %d", q.heldCount(), n)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-
-	first := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
-	waitHeldCount(1)
-	more := []*Answer[*kmsg.BrokerHeartbeatResponse]{
-		c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false)),
-		c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false)),
-	}
-	if first.Ready() || q.heldCount() != 1 || q.heldWrites() != 0 {
-		t.Fatalf("steady heartbeats: answered %v with %d appends held (%d writing); want unanswered, one NoOp", first.Ready(), q.heldCount(), q.heldWrites())
-	}
-	q.commit(1)
-	if resp, err := first.Wait(ctx); err != nil || resp.IsFenced {
-		t.Fatalf("steady heartbeat: %v %+v", err, resp)
-	}
-	waitHeldCount(1) // the NoOp the two later heartbeats share
-	if more[0].Ready() || more[1].Ready() {
-		t.Fatal("heartbeats built after the NoOp was written were answered by it")
-	}
-	q.commit(1)
-	for _, a := range more {
-		if resp, err := a.Wait(ctx); err != nil || resp.IsFenced {
-			t.Fatalf("later steady heartbeat: %v %+v", err, resp)
-		}
-	}
-
-	unfence := c.StartBrokerHeartbeat(heartbeat(2, epoch2, q.end(), false, false))
-	behind := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, false))
-	waitHeldCount(2)
-	if unfence.Ready() || behind.Ready() {
-		t.Fatalf("answered before the unfencing record committed: unfence %v, the heartbeat behind it %v", unfence.Ready(), behind.Ready())
-	}
-	q.commit(1)
-	if resp, err := unfence.Wait(ctx); err != nil || resp.IsFenced {
-		t.Fatalf("unfencing heartbeat: %v %+v", err, resp)
-	}
-	if behind.Ready() {
-		t.Fatal("the heartbeat behind the unfence was answered before its NoOp committed")
-	}
-	q.commit(1)
-	if resp, err := behind.Wait(ctx); err != nil || resp.IsFenced {
-		t.Fatalf("heartbeat behind the unfence: %v %+v", err, resp)
-	}
-
-	shutdown := c.StartBrokerHeartbeat(heartbeat(1, epoch1, q.end(), false, true))
-	waitHeldCount(1)
-	if shutdown.Ready() {
-		t.Fatal("controlled shutdown answered before its records committed")
-	}
-	q.commit(1)
-	if _, err := shutdown.Wait(ctx); err != nil {
-		t.Fatalf("controlled shutdown: %v", err)
 	}
 }

@@ -177,6 +177,17 @@ func stepRegister(t *testing.T, c *Core, l *stepLog, id int32, rack string) int6
 	return epoch
 }
 
+func createRequest(names ...string) *kmsg.CreateTopicsRequest {
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.SetVersion(7)
+	for _, n := range names {
+		t := kmsg.NewCreateTopicsRequestTopic()
+		t.Topic, t.NumPartitions, t.ReplicationFactor = n, 1, 1
+		req.Topics = append(req.Topics, t)
+	}
+	return req
+}
+
 // stepCreate starts a CreateTopics for name and records its answer in
 // order, as "name:code" or "name:err".
 func stepCreate(c *Core, now time.Time, name string, partitions int32, rf int16, order *[]string) {

@@ -62,8 +62,16 @@ var txLogCommands = map[string]func(tr *transcript, c txCmd){
 		tr.log.leader = false
 		tr.log.fail(c.has("keep"))
 	},
-	"take":   func(tr *transcript, c txCmd) { tr.log.take(tr.int(c, "n", -1)) },
-	"commit": func(tr *transcript, c txCmd) { tr.log.commit(int64(tr.int(c, "end", -1))) },
+	"take": func(tr *transcript, c txCmd) { tr.log.take(tr.int(c, "n", -1)) },
+	// commit [end=<offset>|n=<writes>]: the taken writes below end, the
+	// first n of them, or all.
+	"commit": func(tr *transcript, c txCmd) {
+		end := int64(tr.int(c, "end", -1))
+		if n := tr.int(c, "n", 0); n > 0 && n <= len(tr.log.taken) {
+			end = tr.log.taken[n-1].end()
+		}
+		tr.log.commit(end)
+	},
 	"fail":   func(tr *transcript, c txCmd) { tr.log.fail(c.has("keep")) },
 	"settle": (*transcript).settle,
 	"quorum": func(tr *transcript, c txCmd) {
@@ -73,7 +81,15 @@ var txLogCommands = map[string]func(tr *transcript, c txCmd){
 			tr.log.refusal = &Error{Code: int16(code), Message: "the quorum refuses"}
 		}
 	},
-	"tick":    func(tr *transcript, c txCmd) { tr.core.Tick(tr.now) },
+	"tick": func(tr *transcript, c txCmd) { tr.core.Tick(tr.now) },
+	// foreign-write topic=<name>: another writer (not the core) puts a
+	// TopicRecord in the log; it commits with the next commit.
+	"foreign-write": func(tr *transcript, c txCmd) {
+		name := c.arg("topic", "foreign")
+		w := &txWrite{name: "foreign", recs: []metadata.Record{&metadata.TopicRecord{Name: name, TopicId: metadata.Uuid{0: 9, 15: byte(len(name))}}}}
+		tr.log.append(w)
+		tr.printf("foreign write at %s:%s", offsets(w), tr.records(w.recs))
+	},
 	"brokers": (*transcript).brokers,
 	"show":    (*transcript).show,
 }
