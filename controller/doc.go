@@ -52,7 +52,9 @@
 // (every input brings its time), or use global randomness (replica
 // placement draws from Settings.Rand, topic ids from Settings.TopicIDs).
 // Then a simulator can run the real controller of every node on one
-// goroutine from one seed. Applying committed records must be
+// goroutine from one seed, and the transcripts in testdata/*.txt
+// (datadriven_test.go) can step it input by input over a log the script
+// takes, commits and fails, printing each proposal and answer. Applying committed records must be
 // deterministic too: it never reads the clock or does I/O; timestamps
 // arrive inside records. Reads that need no leadership (DescribeConfigs,
 // features, registrations) use the committed image.
