@@ -74,6 +74,9 @@ var txLogCommands = map[string]func(tr *transcript, c txCmd){
 	},
 	"fail":   func(tr *transcript, c txCmd) { tr.log.fail(c.has("keep")) },
 	"settle": (*transcript).settle,
+	// quorum [kraft.version=<v>] [refuse=<code>]: the quorum's
+	// kraft.version, and the error it refuses upgrades with (none: it
+	// takes them).
 	"quorum": func(tr *transcript, c txCmd) {
 		tr.log.kraft = int16(tr.int(c, "kraft.version", int(tr.log.kraft)))
 		tr.log.refusal = nil
