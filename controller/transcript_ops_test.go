@@ -56,8 +56,7 @@ var txOperations = map[string]txOp{
 			req.Rack = &r
 		}
 		for d := range tr.int(c, "dirs", 1) {
-			// A restarted broker keeps its directories' ids.
-			req.LogDirs = append(req.LogDirs, [16]byte{0: 0x10, 1: byte(id), 2: byte(d)})
+			req.LogDirs = append(req.LogDirs, logDir(id, int32(d)))
 		}
 		req.PreviousBrokerEpoch = int64(tr.int(c, "prev", -1))
 		tr.core.RegisterBroker(tr.now, req, func(epoch int64, err error) {
@@ -69,6 +68,7 @@ var txOperations = map[string]txOp{
 	},
 	// heartbeat id=<n> [epoch=<broker epoch>] [offset=<metadata offset,
 	// the committed end by default>] [fence] [shutdown]
+	// [offline-dirs=<indexes of its directories>]
 	"heartbeat": func(tr *transcript, c txCmd, answer func(any, error)) {
 		id := int32(tr.int(c, "id", 1))
 		req := kmsg.NewPtrBrokerHeartbeatRequest()
@@ -76,6 +76,9 @@ var txOperations = map[string]txOp{
 		req.BrokerID, req.BrokerEpoch = id, tr.brokerEpoch(c, id)
 		req.CurrentMetadataOffset = int64(tr.int(c, "offset", int(tr.ctl.Applied())))
 		req.WantFence, req.WantShutdown = c.has("fence"), c.has("shutdown")
+		for _, d := range tr.ints(c, c.arg("offline-dirs", "")) {
+			req.OfflineLogDirs = append(req.OfflineLogDirs, logDir(id, d))
+		}
 		tr.core.BrokerHeartbeat(tr.now, req, func(r *kmsg.BrokerHeartbeatResponse, err error) {
 			if err != nil {
 				answer(nil, err)
@@ -183,6 +186,22 @@ var txOperations = map[string]txOp{
 		}
 		tr.core.ElectLeaders(tr.now, req, func(r *kmsg.ElectLeadersResponse, err error) { answer(r, err) })
 	},
+	// assign-dirs id=<broker> dir=<index> <topic>-<p>...: the broker
+	// placed these replicas in its directory dir
+	"assign-dirs": func(tr *transcript, c txCmd, answer func(any, error)) {
+		id := int32(tr.int(c, "id", 1))
+		req := kmsg.NewPtrAssignReplicasToDirsRequest()
+		req.BrokerID, req.BrokerEpoch = id, tr.brokerEpoch(c, id)
+		dir := kmsg.AssignReplicasToDirsRequestDirectory{ID: logDir(id, int32(tr.int(c, "dir", 0)))}
+		for _, w := range c.words {
+			topic, p := tr.partition(c, w)
+			part, _ := tr.ctl.Partition(topic, p)
+			dir.Topics = append(dir.Topics, kmsg.AssignReplicasToDirsRequestDirectoryTopic{TopicID: part.TopicID,
+				Partitions: []kmsg.AssignReplicasToDirsRequestDirectoryTopicPartition{{Partition: p}}})
+		}
+		req.Directories = append(req.Directories, dir)
+		tr.core.AssignReplicasToDirs(tr.now, req, func(r *kmsg.AssignReplicasToDirsResponse, err error) { answer(r, err) })
+	},
 	// alter-reassignments <topic>-<p>=<replicas>|cancel ... [keep-rf]
 	"alter-reassignments": func(tr *transcript, c txCmd, answer func(any, error)) {
 		req := kmsg.NewPtrAlterPartitionAssignmentsRequest()
@@ -202,6 +221,10 @@ var txOperations = map[string]txOp{
 		tr.core.AlterPartitionReassignments(tr.now, req, func(r *kmsg.AlterPartitionAssignmentsResponse, err error) { answer(r, err) })
 	},
 }
+
+// logDir is the id of broker id's directory d, which a restarted broker
+// keeps.
+func logDir(id, d int32) [16]byte { return [16]byte{0: 0x10, 1: byte(id), 2: byte(d)} }
 
 // brokerEpoch is epoch=, else the epoch broker id last registered with.
 func (tr *transcript) brokerEpoch(c txCmd, id int32) int64 {
