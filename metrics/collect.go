@@ -32,6 +32,9 @@ type Source interface {
 	TimedOutHeartbeats() int64
 	// PeerTraffic is the raft client's traffic with each peer.
 	PeerTraffic() map[int32]server.PeerTraffic
+	// PeerClusterMismatches lists the peers seen lately with another
+	// cluster id.
+	PeerClusterMismatches() []server.PeerClusterMismatch
 }
 
 // collector turns a Source into Apache-named metrics at each scrape. It is
@@ -67,6 +70,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectChannel(ch)
 	r := c.ready()
 	gauge(ch, "kraftd_ready", "1 when /readyz answers ready: "+readyRule, boolFloat(r.Ready))
+	gauge(ch, "kraftd_quorum_peer_cluster_id_mismatch", "Peers seen in the last 30 s with another cluster id than this node's: "+
+		"a request of theirs carried one, or they answered this node INCONSISTENT_CLUSTER_ID.", float64(r.PeersOfAnotherCluster))
 	if r.LeaderContactAgeMs >= 0 {
 		gauge(ch, "kraftd_raft_leader_contact_age_seconds",
 			"How long ago this node last heard from its leader (a leader: since a majority of voters fetched).",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/server"
 )
 
 // readyRule says in a sentence when a node is ready (the help of
@@ -37,6 +38,29 @@ type Readiness struct {
 	// LeaderContactAgeMs is how long ago the leader was last heard from
 	// (Status.LeaderContactMs), -1 when never.
 	LeaderContactAgeMs int64 `json:"leader_contact_age_ms"`
+	// PeersOfAnotherCluster counts the peers seen in the last 30 s with
+	// another cluster id (server.PeerClusterMismatch).
+	PeersOfAnotherCluster int `json:"peers_of_another_cluster"`
+}
+
+// withPeerClusters adds the peers of another cluster to r: their count,
+// and, when r is not ready, the first that refused this node, which is
+// most often why it has no leader (its directory was formatted with
+// another cluster id than its quorum's). They do not make a node with a
+// working quorum unready: a stray node of another cluster that asks this
+// one must not take a healthy quorum out of service.
+func withPeerClusters(r Readiness, mismatches []server.PeerClusterMismatch) Readiness {
+	r.PeersOfAnotherCluster = len(mismatches)
+	if r.Ready {
+		return r
+	}
+	for _, m := range mismatches {
+		if m.Refused {
+			r.Reason += fmt.Sprintf("; the controller at %s answers INCONSISTENT_CLUSTER_ID: it is of another cluster than this node", m.Addr)
+			break
+		}
+	}
+	return r
 }
 
 // judgeReadiness decides readiness from a published status, the image's

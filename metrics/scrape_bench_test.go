@@ -45,7 +45,8 @@ func (s imageSource) HeartbeatAges() map[int32]time.Duration {
 	}
 	return ages
 }
-func (s imageSource) TimedOutHeartbeats() int64 { return 0 }
+func (s imageSource) PeerClusterMismatches() []server.PeerClusterMismatch { return nil }
+func (s imageSource) TimedOutHeartbeats() int64                           { return 0 }
 func (s imageSource) PeerTraffic() map[int32]server.PeerTraffic {
 	return map[int32]server.PeerTraffic{2: {Requests: 10, Responses: 10}, 3: {Requests: 10, Responses: 10}}
 }

@@ -77,6 +77,8 @@ type Node struct {
 	stop   chan struct{}
 	// timedOutHeartbeats counts brokers fenced for an expired session.
 	timedOutHeartbeats atomic.Int64
+	// clusters remembers peers seen with another cluster id.
+	clusters *peerClusters
 }
 
 // NewNode builds the node's parts over an opened disk. Nothing runs until
@@ -88,7 +90,8 @@ func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 // NewMeteredNode is NewNode whose runtime tells meter what it measures
 // (nil: nothing is measured).
 func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logger) (*Node, error) {
-	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{})}
+	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{}),
+		clusters: newPeerClusters(disk.Meta.ClusterID, log)}
 	n.ctl.UseStaticConfig(cfg.Static)
 	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
 	if m, isTLS, err := cfg.listenerTLS(cfg.ControllerListenerName[0]); err != nil {
@@ -145,6 +148,8 @@ func (n *Node) deliverPeerResult(r PeerResult) {
 	m := quorum.Message{From: r.NodeID, ReqID: r.Tag, Response: r.Response}
 	if r.Err != nil {
 		m.Response, m.Err = nil, r.Err
+	} else {
+		n.clusters.noteResponse(r.NodeID, n.peers.Addr(r.NodeID), r.Response)
 	}
 	n.runner.DeliverPeer(m)
 }
@@ -202,8 +207,17 @@ func (n *Node) Propose(ctx context.Context, records []metadata.Record) (int64, e
 
 // Raft implements Backend.
 func (n *Node) Raft(ctx context.Context, r *Request) (kmsg.Response, error) {
+	remote := ""
+	if r.Remote != nil {
+		remote = r.Remote.String()
+	}
+	n.clusters.noteRequest(r.Body, remote)
 	return n.runner.Raft(ctx, r.Body)
 }
+
+// PeerClusterMismatches lists the peers seen in the last 30 s with
+// another cluster id than this node's, in either direction.
+func (n *Node) PeerClusterMismatches() []PeerClusterMismatch { return n.clusters.mismatches() }
 
 // ClusterID implements Backend.
 func (n *Node) ClusterID() string { return n.disk.Meta.ClusterID }

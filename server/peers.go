@@ -141,6 +141,16 @@ func (p *Peers) SetAddress(id int32, addr string) {
 	go p.run(pr)
 }
 
+// Addr is where node id is reached; "" when unknown.
+func (p *Peers) Addr(id int32) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.peers[id]; pr != nil {
+		return pr.addr
+	}
+	return ""
+}
+
 // MaxVersion returns the highest version of key the peer serves, if known.
 func (p *Peers) MaxVersion(id int32, key int16) (int16, bool) {
 	p.mu.Lock()

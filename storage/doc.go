@@ -10,7 +10,9 @@
 // checks meta.properties against the node.id, takes the lock, refuses a
 // directory that has started but lost its log (LogStartedName,
 // ErrLostLog), and opens the bootstrap files, quorum-state and the log
-// (NodeDir), noting the first start; ListLogFiles lets tools read a
+// (NodeDir), noting the first start; CheckDirsBelong refuses a node's log
+// directories of different clusters or nodes, or one copied from another,
+// as Apache's MetaPropertiesEnsemble does; ListLogFiles lets tools read a
 // directory without locking or changing it. The records
 // inside bootstrap.checkpoint and snapshots are encoded by package
 // metadata, which storage imports (metadata imports only storage/batch

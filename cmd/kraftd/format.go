@@ -32,6 +32,7 @@ func formatCommand() *cli.Command {
 			&cli.BoolFlag{Name: "no-initial-controllers", Aliases: []string{"N"}, Usage: "join an existing dynamic quorum later"},
 			&cli.StringSliceFlag{Name: "add-scram", Aliases: []string{"S"}, Usage: "a SCRAM credential to bootstrap, e.g. 'SCRAM-SHA-512=[name=alice,password=alice-secret]' or 'SCRAM-SHA-256=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'"},
 			&cli.BoolFlag{Name: "ignore-formatted", Aliases: []string{"g"}, Usage: "skip directories that are already formatted"},
+			&cli.BoolFlag{Name: "ignore-existing-cluster", Usage: "format even where controllers named by the configuration or flags already answer with a cluster (format otherwise refuses to bootstrap a second quorum, or to join a cluster of another id)"},
 		},
 		Action: runFormat,
 	}
@@ -154,6 +155,16 @@ func runFormat(c *cli.Context) error {
 	if len(todo) == 0 {
 		fmt.Println("All of the log directories are already formatted.")
 		return nil
+	}
+
+	if !c.Bool("ignore-existing-cluster") {
+		probed := voters
+		if c.Bool("standalone") {
+			probed = nil // its own address: bootstrap.servers names it if anything does
+		}
+		if err := refuseExistingCluster(cfg, clusterID, probed, len(voters) > 0); err != nil {
+			return err
+		}
 	}
 
 	bootstrap := append(bootstrapRecords(mv, levels), scram...)
