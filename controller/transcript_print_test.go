@@ -15,9 +15,9 @@ import (
 // that differ from their defaults as lowerCamel=value. Error codes print
 // by name, topic ids as <topic>, other uuids by their first characters,
 // bytes by their length; an empty list is no list, except in a change
-// record, where it sets the list empty. The
-// fields below are left out: the schema
-// version, and what every registration repeats (listeners, features).
+// record, where it sets the list empty. The fields below are left out:
+// the schema version, what every registration repeats (listeners,
+// features) and the configs CreateTopics answers with.
 var skipFields = map[string]bool{"Version": true, "UnknownTags": true, "ThrottleMillis": true,
 	"EndPoints": true, "Listeners": true, "Features": true, "IncarnationId": true, "IncarnationID": true, "Configs": true}
 
@@ -67,13 +67,16 @@ func (tr *transcript) fields(v reflect.Value) string {
 	var parts []string
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
+		if !f.IsExported() || skipFields[f.Name] {
+			continue
+		}
 		fv, dv := v.Field(i), def.Elem().Field(i)
 		same := reflect.DeepEqual(fv.Interface(), dv.Interface()) ||
 			fv.Kind() == reflect.Slice && fv.Len() == 0 && dv.Len() == 0 && !strings.HasSuffix(v.Type().Name(), "ChangeRecord")
-		if !f.IsExported() || skipFields[f.Name] || same && !alwaysFields[v.Type().Name()+"."+f.Name] {
+		if same && !alwaysFields[v.Type().Name()+"."+f.Name] {
 			continue
 		}
-		parts = append(parts, lowerFirst(f.Name)+"="+tr.value(f.Name, v.Field(i)))
+		parts = append(parts, lowerFirst(f.Name)+"="+tr.value(f.Name, fv))
 	}
 	return strings.Join(parts, " ")
 }

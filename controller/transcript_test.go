@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,11 +166,11 @@ func (tr *transcript) brokers(c txCmd) {
 	racks := strings.Split(c.arg("racks", ""), ",")
 	for i := range tr.int(c, "n", 1) {
 		id := strconv.Itoa(i + 1)
-		reg := parseCmd("register-broker id="+id, c.pos)
+		line := "register-broker id=" + id
 		if i < len(racks) && racks[i] != "" {
-			reg = parseCmd("register-broker id="+id+" rack="+racks[i], c.pos)
+			line += " rack=" + racks[i]
 		}
-		tr.operation(reg, txOperations[reg.name])
+		tr.operation(parseCmd(line, c.pos), txOperations["register-broker"])
 		tr.settle(c)
 		tr.operation(parseCmd("heartbeat id="+id, c.pos), txOperations["heartbeat"])
 		tr.settle(c)
@@ -212,32 +213,13 @@ func (tr *transcript) show(c txCmd) {
 	}
 }
 
+// showKinds names the records show prints, by type.
+var showKinds = map[string]string{"RegisterBroker": "brokers", "RegisterController": "controllers", "Topic": "topics",
+	"Partition": "partitions", "Config": "configs", "FeatureLevel": "features", "AccessControlEntry": "acls",
+	"ClientQuota": "quotas", "UserScramCredential": "scram", "DelegationToken": "tokens", "ProducerIds": "producer-ids"}
+
 func showKind(r metadata.Record) string {
-	switch r.(type) {
-	case *metadata.RegisterBrokerRecord:
-		return "brokers"
-	case *metadata.RegisterControllerRecord:
-		return "controllers"
-	case *metadata.TopicRecord:
-		return "topics"
-	case *metadata.PartitionRecord:
-		return "partitions"
-	case *metadata.ConfigRecord:
-		return "configs"
-	case *metadata.FeatureLevelRecord:
-		return "features"
-	case *metadata.AccessControlEntryRecord:
-		return "acls"
-	case *metadata.ClientQuotaRecord:
-		return "quotas"
-	case *metadata.UserScramCredentialRecord:
-		return "scram"
-	case *metadata.DelegationTokenRecord:
-		return "tokens"
-	case *metadata.ProducerIdsRecord:
-		return "producer-ids"
-	}
-	return ""
+	return showKinds[strings.TrimSuffix(reflect.TypeOf(r).Elem().Name(), "Record")]
 }
 
 func (tr *transcript) int(c txCmd, key string, def int) int {
