@@ -184,11 +184,16 @@ func (tr *transcript) brokers(c txCmd) {
 // show prints parts of the committed image as the records that rebuild
 // it: show brokers|controllers|topics|partitions|configs|features|
 // acls|quotas|scram|tokens|producer-ids, with topic=<name> to pick one
-// topic's partitions and p=<id> one partition.
+// topic's partitions and p=<id> one partition; show partition <topic>-<p>
+// is one partition.
 func (tr *transcript) show(c txCmd) {
 	want := map[string]bool{}
 	for _, w := range c.words {
 		want[w] = true
+	}
+	if want["partition"] { // show partition <topic>-<p>
+		topic, p := tr.partition(c, c.words[1])
+		c.kv["topic"], c.kv["p"], want["partitions"] = topic, strconv.Itoa(int(p)), true
 	}
 	tr.ctl.mu.RLock()
 	recs, err := tr.ctl.image.Records()
