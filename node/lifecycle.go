@@ -86,6 +86,14 @@ func (n *Node) logTransition(prev, s quorum.SoftState) {
 		n.log.Info().Str("role", roleName(s)).Str("from", roleName(prev)).Int32("epoch", s.Epoch).Int32("leader", s.LeaderID).
 			Str("reason", n.transitionReason(prev, s)).Msg("quorum state")
 	}
+	if prev.IsVoter && !s.IsVoter {
+		// Removed, or fenced out by a recovery (kraftd recover): the
+		// operator must hear why this node no longer stands.
+		n.log.Warn().Int32("epoch", s.Epoch).Int32("leader", s.LeaderID).
+			Msg("not a voter any more: the voter set in the log does not name this node (its node.id with its directory.id): " +
+				"it was removed, or the quorum was recovered without it (kraftd recover). It follows as an observer and never " +
+				"stands for election; add it back as a new voter (add-controller) or stop it")
+	}
 	wasLeader, isLeader := prev.Role == quorum.RoleLeader, s.Role == quorum.RoleLeader
 	switch {
 	case isLeader && (!wasLeader || prev.Epoch != s.Epoch):

@@ -195,7 +195,13 @@ func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
 	switch {
 	case p.DivergingEpoch.Epoch >= 0:
 		if n.hw >= 0 && p.DivergingEpoch.EndOffset < n.hw {
-			n.fatal = fmt.Errorf("%w: node %d asked to truncate to %d, high watermark %d", ErrTruncateBelowHighWatermark, n.id, p.DivergingEpoch.EndOffset, n.hw)
+			// Raft never asks this of a follower; a quorum recovered
+			// without this node (kraftd recover) does, when this node
+			// kept committing with other old voters meanwhile.
+			n.fatal = fmt.Errorf("%w: node %d asked to truncate to %d, high watermark %d (leader %d, epoch %d); "+
+				"if the quorum was recovered without this node, its records after that offset are not the quorum's: "+
+				"wipe this directory and add the node back as a new voter", ErrTruncateBelowHighWatermark, n.id,
+				p.DivergingEpoch.EndOffset, n.hw, n.leaderID, n.epoch)
 			return
 		}
 		n.truncateToEndOffset(p.DivergingEpoch.EndOffset, p.DivergingEpoch.Epoch)
