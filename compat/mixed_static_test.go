@@ -110,6 +110,8 @@ func runMixedFailover(t *testing.T, version string, kinds []string) {
 	apache := firstOfKind(members, KindApache)
 	checkMetadataQuorumTool(t, version, apache, clusterID, members)
 	at("kafka-metadata-quorum through an Apache node")
+	checkStatusMixed(t, members, clusterID)
+	at("kraftd status asked every controller")
 
 	final := WaitMixedLeader(t, members, VotersCaughtUp(0))
 	final = WaitMixedLeader(t, members, VotersCaughtUp(final.HighWatermark))

@@ -104,7 +104,9 @@ type staticQuorum struct {
 	logs           []string
 }
 
-func startStaticQuorum(t *testing.T, bin string, n int) *staticQuorum {
+// startStaticQuorum formats and starts n voters; extra, if given, adds
+// node i's own properties lines.
+func startStaticQuorum(t *testing.T, bin string, n int, extra ...func(id int32) string) *staticQuorum {
 	t.Helper()
 	ports, err := loopback.FreePorts(n)
 	if err != nil {
@@ -121,6 +123,9 @@ func startStaticQuorum(t *testing.T, bin string, n int) *staticQuorum {
 		body := fmt.Sprintf("process.roles=controller\nnode.id=%d\ncontroller.listener.names=CONTROLLER\n"+
 			"listeners=CONTROLLER://127.0.0.1:%d\nmetadata.log.dir=%s\ncontroller.quorum.voters=%s\n",
 			i+1, p, filepath.Join(dir, "meta"), strings.Join(voters, ","))
+		for _, e := range extra {
+			body += e(int32(i + 1))
+		}
 		if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}

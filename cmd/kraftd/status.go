@@ -29,7 +29,8 @@ func statusCommand() *cli.Command {
 			&cli.StringFlag{Name: "command-config", Usage: "a file of Apache client properties for a secured controller listener " +
 				"(security.protocol SSL, SASL_PLAINTEXT or SASL_SSL; ssl.truststore.*, ssl.keystore.* for a client certificate, " +
 				"ssl.endpoint.identification.algorithm; sasl.mechanism PLAIN or SCRAM-SHA-256/512 with sasl.jaas.config), as kafka-metadata-quorum.sh reads"},
-			&cli.StringFlag{Name: "metrics", Usage: "http://host:port of a controller's kraftd.metrics.listener, to count brokers"},
+			&cli.StringFlag{Name: "metrics", Usage: "http://host:port of kraftd controllers' kraftd.metrics.listener, comma-separated: " +
+				"to count brokers, and for each node's own role (candidate, unattached, ...) and how long ago it heard from a leader"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of text"},
 			&cli.DurationFlag{Name: "timeout", Value: 5 * time.Second, Usage: "how long each controller has to answer"},
 			&cli.Int64Flag{Name: "max-lag", Value: 10000, Usage: "records a voter may be behind before it counts as lagging"},
@@ -45,14 +46,8 @@ func runStatus(c *cli.Context) error {
 		return cli.Exit(fmt.Sprintf("kraftd status: %v", err), 2)
 	}
 	r := health.Ask(c.Context, targets, static, health.Options{Security: sec, Timeout: c.Duration("timeout"),
-		Limits: health.Limits{MaxLag: c.Int64("max-lag"), MaxFetchAge: c.Duration("max-fetch-age")}})
-	if url := c.String("metrics"); url != "" {
-		b, err := health.CountBrokers(c.Context, url)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "kraftd status: --metrics %s: %v\n", url, err)
-		}
-		r.Brokers = b
-	}
+		Limits:      health.Limits{MaxLag: c.Int64("max-lag"), MaxFetchAge: c.Duration("max-fetch-age")},
+		MetricsURLs: commaList(c.String("metrics"))})
 	if c.Bool("json") {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -82,10 +77,8 @@ func statusTargets(c *cli.Context) (targets []health.Target, static bool, sec *s
 	}
 	sec = &server.ClientSecurity{Protocol: "PLAINTEXT"}
 	if list != "" {
-		for _, a := range strings.Split(list, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				targets = append(targets, health.Target{ID: -1, Addr: a})
-			}
+		for _, a := range commaList(list) {
+			targets = append(targets, health.Target{ID: -1, Addr: a})
 		}
 	} else if targets, static, sec, err = configTargets(file); err != nil {
 		return nil, false, nil, fmt.Errorf("--config %s: %w", file, err)
@@ -96,6 +89,16 @@ func statusTargets(c *cli.Context) (targets []health.Target, static bool, sec *s
 		}
 	}
 	return targets, static, sec, nil
+}
+
+func commaList(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // configTargets reads a properties file's controllers and, from a

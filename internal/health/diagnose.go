@@ -104,18 +104,30 @@ func diagnose(r *Report, lim Limits) Diagnosis {
 	return d
 }
 
-// noLeaderText says which leader, if any, the controllers still follow.
+// noLeaderText says which leader, if any, the controllers still follow,
+// and for how long none was heard from when metrics listeners say.
 func noLeaderText(r *Report) string {
 	var follows []string
+	contact := int64(-1)
 	for _, p := range r.Probes {
 		if p.Reachable && p.LeaderID >= 0 {
 			follows = append(follows, fmt.Sprintf("%s follows %d in epoch %d", nodeName(p), p.LeaderID, p.Epoch))
 		}
+		if a := p.LeaderContactAgeMs; a >= 0 && (contact < 0 || a < contact) {
+			contact = a
+		}
+	}
+	heard := ""
+	if contact >= 0 {
+		heard = fmt.Sprintf(" for %.1f s", float64(contact)/1000)
 	}
 	if len(follows) == 0 {
-		return "no leader: no controller that answers knows one"
+		return "no leader" + heard + ": no controller that answers knows one"
 	}
-	return "no leader answers: " + strings.Join(follows, ", ")
+	if heard != "" {
+		heard = ", none heard from" + heard
+	}
+	return "no leader answers" + heard + ": " + strings.Join(follows, ", ")
 }
 
 func (r *Report) lagging(voters []voter, lim Limits) []Problem {

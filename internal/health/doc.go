@@ -4,8 +4,11 @@
 // when most controllers are gone, and against Apache Kafka controllers.
 //
 // It owns the probes (probe.go), the assembly of one Report from them and
-// from the leader's DescribeQuorum (report.go), the diagnosis and its exit
-// code (diagnose.go), and the report's text form (text.go).
+// from the leader's DescribeQuorum (report.go), what kraftd metrics
+// listeners add (metrics.go: the brokers, each node's own role name and
+// leader contact age), the diagnosis and its exit code (diagnose.go), and
+// the report's text form (text.go). Parsing flags and files is the
+// command's.
 //
 // It never changes a controller's state: it sends only ApiVersions,
 // DescribeCluster, DescribeQuorum, and a Fetch that every controller,

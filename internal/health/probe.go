@@ -35,7 +35,8 @@ type Probe struct {
 	Error     string `json:"error,omitempty"`
 	// Role is leader, follower, observer, no-leader (a candidate,
 	// prospective or unattached controller: the wire does not tell them
-	// apart) or unknown.
+	// apart) or unknown; a kraftd controller whose metrics listener was
+	// named says its own (candidate, prospective, unattached, ...).
 	Role string `json:"role"`
 	// Epoch and LeaderID are the controller's own epoch and the leader it
 	// knows (-1: none or unknown).
@@ -48,6 +49,10 @@ type Probe struct {
 	Lag               int64 `json:"lag"`
 	LastFetchAgoMs    int64 `json:"last_fetch_ago_ms"`
 	LastCaughtUpAgoMs int64 `json:"last_caught_up_ago_ms"`
+	// LeaderContactAgeMs is how long ago the controller last heard from
+	// a leader, from its metrics listener's /readyz (--metrics); -1 when
+	// not known.
+	LeaderContactAgeMs int64 `json:"leader_contact_age_ms"`
 	// ClusterID is from DescribeCluster; "" when refused (Apache refuses
 	// it below metadata.version 3.7-IV0) or unreachable.
 	ClusterID string `json:"cluster_id"`
@@ -80,7 +85,7 @@ func (a Address) String() string { return net.JoinHostPort(a.Host, strconv.Itoa(
 // the controller unreachable, with the first error.
 func ask(ctx context.Context, t Target, sec *server.ClientSecurity, timeout time.Duration) *Probe {
 	p := &Probe{Address: t.Addr, ID: t.ID, Role: "unknown", Epoch: -1, LeaderID: -1, LogEndOffset: -1, Lag: -1,
-		LastFetchAgoMs: -1, LastCaughtUpAgoMs: -1, MetadataVersion: "unknown", SupportedMetadataVersion: "unknown"}
+		LastFetchAgoMs: -1, LastCaughtUpAgoMs: -1, LeaderContactAgeMs: -1, MetadataVersion: "unknown", SupportedMetadataVersion: "unknown"}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	opts := []kgo.Opt{kgo.SeedBrokers(t.Addr), kgo.ClientID("kraftd-status"), kgo.DialTimeout(timeout)}

@@ -22,6 +22,9 @@ type Options struct {
 	Timeout time.Duration
 	// Limits decide when a voter counts as lagging.
 	Limits Limits
+	// MetricsURLs are kraftd metrics listeners (http://host:port), read
+	// for the brokers and each node's own role and leader contact age.
+	MetricsURLs []string
 }
 
 // Report is the quorum as the controllers described it: the leader's view
@@ -40,8 +43,10 @@ type Report struct {
 	Observers []Replica `json:"observers"`
 	// Controllers are the registered controllers (DescribeCluster).
 	Controllers []Address `json:"controllers"`
-	// Brokers is nil when no metrics listener was named.
+	// Brokers is nil when no metrics listener counted them.
 	Brokers *BrokerCounts `json:"brokers,omitempty"`
+	// MetricsErrors are the metrics listeners that did not answer.
+	MetricsErrors []string `json:"metrics_errors,omitempty"`
 	// VoterSource says where the voter set came from: leader (its
 	// DescribeQuorum), config (controller.quorum.voters), or asked (no
 	// leader and no static voters: every controller asked counts).
@@ -71,6 +76,13 @@ type Replica struct {
 // staticVoters says the targets' ids are the whole voter set
 // (controller.quorum.voters).
 func Ask(ctx context.Context, targets []Target, staticVoters bool, opts Options) *Report {
+	var views []listenerView
+	var errs []error
+	read := make(chan struct{})
+	go func() { // beside the probes, so that Ask's bound stays two timeouts
+		views, errs = readListeners(ctx, opts.MetricsURLs, opts.Timeout)
+		close(read)
+	}()
 	probes := askAll(ctx, targets, opts)
 	seen := map[string]bool{}
 	for _, t := range targets {
@@ -90,6 +102,13 @@ func Ask(ctx context.Context, targets []Target, staticVoters bool, opts Options)
 	}
 	probes = append(probes, askAll(ctx, more, opts)...)
 	r := assemble(probes, staticVoters)
+	<-read
+	r.addListeners(views)
+	for _, err := range errs {
+		if err != nil {
+			r.MetricsErrors = append(r.MetricsErrors, err.Error())
+		}
+	}
 	r.Diagnosis = diagnose(r, opts.Limits)
 	return r
 }

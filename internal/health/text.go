@@ -55,6 +55,9 @@ func WriteText(w io.Writer, r *Report) {
 		}
 		tw.Flush()
 	}
+	for _, e := range r.MetricsErrors {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "diagnosis: %s\n", r.Diagnosis.Summary)
 }
