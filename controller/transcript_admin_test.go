@@ -16,7 +16,7 @@ import (
 func init() {
 	for name, op := range map[string]txOp{
 		// incremental-alter-configs topic=<name>|broker=<id or empty>|
-		// group=<name> <changes> [validate]
+		// group=<name>|client-metrics=<name> <changes> [validate]
 		"incremental-alter-configs": func(tr *transcript, c txCmd, answer func(any, error)) {
 			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 			req.ValidateOnly = c.has("validate")
@@ -24,7 +24,8 @@ func init() {
 			for _, kind := range []struct {
 				key string
 				typ kmsg.ConfigResourceType
-			}{{"topic", kmsg.ConfigResourceTypeTopic}, {"broker", kmsg.ConfigResourceTypeBroker}, {"group", kmsg.ConfigResourceTypeGroupConfig}} {
+			}{{"topic", kmsg.ConfigResourceTypeTopic}, {"broker", kmsg.ConfigResourceTypeBroker},
+				{"group", kmsg.ConfigResourceTypeGroupConfig}, {"client-metrics", kmsg.ConfigResourceTypeClientMetrics}} {
 				if name, ok := c.kv[kind.key]; ok {
 					res.ResourceType, res.ResourceName = kind.typ, name
 				}
