@@ -144,19 +144,7 @@ func checkFenced(t *testing.T, survivor *kraftdNode, lost []*kraftdNode, rec *Qu
 		}
 		n.start(t)
 	}
-	all := Addrs(append([]*kraftdNode{survivor}, lost...)...)
-	// Several election timeouts of the old voters (1 to 2 s by default).
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-		for _, a := range all {
-			s, err := DescribeQuorum(a)
-			if err != nil || s.LeaderID < 0 {
-				continue // not a leader (NOT_LEADER_OR_FOLLOWER), or down
-			}
-			if s.LeaderID != survivor.ID || s.LeaderEpoch != rec.LeaderEpoch {
-				t.Fatalf("%s answers as leader %d in epoch %d: a second quorum beside node %d's epoch %d", a, s.LeaderID, s.LeaderEpoch, survivor.ID, rec.LeaderEpoch)
-			}
-		}
-	}
+	onlyLeader(t, Addrs(append([]*kraftdNode{survivor}, lost...)...), rec)
 	s, err := DescribeQuorum(survivor.Addr())
 	if err != nil || !slices.Equal(s.Voters, []int32{survivor.ID}) {
 		t.Fatalf("the survivor after the old voters came back: %+v, %v", s, err)
@@ -184,6 +172,24 @@ func checkFenced(t *testing.T, survivor *kraftdNode, lost []*kraftdNode, rec *Qu
 		}
 		return nil
 	})
+}
+
+// onlyLeader watches the controllers at addrs for several election
+// timeouts of old voters (1 to 2 s by default): every one that answers
+// DescribeQuorum as leader must be rec's leader in rec's epoch.
+func onlyLeader(t *testing.T, addrs []string, rec *QuorumStatus) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		for _, a := range addrs {
+			s, err := DescribeQuorum(a)
+			if err != nil || s.LeaderID < 0 {
+				continue // not a leader (NOT_LEADER_OR_FOLLOWER), or down
+			}
+			if s.LeaderID != rec.LeaderID || s.LeaderEpoch != rec.LeaderEpoch {
+				t.Fatalf("%s answers as leader %d in epoch %d: a second quorum beside node %d's epoch %d", a, s.LeaderID, s.LeaderEpoch, rec.LeaderID, rec.LeaderEpoch)
+			}
+		}
+	}
 }
 
 // runRecover runs `kraftd recover --config conf args...` and returns its
