@@ -35,6 +35,9 @@ type Source interface {
 	// PeerClusterMismatches lists the peers seen lately with another
 	// cluster id.
 	PeerClusterMismatches() []server.PeerClusterMismatch
+	// UnresolvedPeers lists the peers whose host name did not resolve at
+	// the last attempt, with the reason.
+	UnresolvedPeers() map[int32]string
 }
 
 // collector turns a Source into Apache-named metrics at each scrape. It is
@@ -72,6 +75,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(ch, "kraftd_ready", "1 when /readyz answers ready: "+readyRule, boolFloat(r.Ready))
 	gauge(ch, "kraftd_quorum_peer_cluster_id_mismatch", "Peers seen in the last 30 s with another cluster id than this node's: "+
 		"a request of theirs carried one, or they answered this node INCONSISTENT_CLUSTER_ID.", float64(r.PeersOfAnotherCluster))
+	gauge(ch, "kraftd_quorum_peers_unresolved", "Peers whose host name did not resolve at the last attempt to reach them.", float64(len(r.Unresolved)))
 	if r.LeaderContactAgeMs >= 0 {
 		gauge(ch, "kraftd_raft_leader_contact_age_seconds",
 			"How long ago this node last heard from its leader (a leader: since a majority of voters fetched).",

@@ -76,7 +76,9 @@ type Listener struct {
 // /readyz, and pprof if asked. It returns once the address is bound.
 func (m *Metrics) Serve(addr string, src Source, opts ServeOptions, log zerolog.Logger) (*Listener, error) {
 	ready := func() Readiness {
-		return withPeerClusters(judgeReadiness(src.NodeID(), src.Status(), src.Applied(), m.now().UnixMilli(), opts.Bounds), src.PeerClusterMismatches())
+		st := src.Status()
+		r := judgeReadiness(src.NodeID(), st, src.Applied(), m.now().UnixMilli(), opts.Bounds)
+		return withPeerProblems(r, st, src.PeerClusterMismatches(), src.UnresolvedPeers())
 	}
 	m.reg.MustRegister(&collector{m: m, src: src, ready: ready})
 	mux := http.NewServeMux()

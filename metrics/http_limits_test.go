@@ -30,6 +30,7 @@ func (fixedSource) Status() quorum.Status {
 func (fixedSource) Applied() int64                                      { return 0 }
 func (fixedSource) Cluster() controller.ClusterStats                    { return controller.ClusterStats{} }
 func (fixedSource) HeartbeatAges() map[int32]time.Duration              { return nil }
+func (fixedSource) UnresolvedPeers() map[int32]string                   { return nil }
 func (fixedSource) PeerClusterMismatches() []server.PeerClusterMismatch { return nil }
 func (fixedSource) TimedOutHeartbeats() int64                           { return 0 }
 func (fixedSource) PeerTraffic() map[int32]server.PeerTraffic           { return nil }

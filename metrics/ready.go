@@ -2,6 +2,8 @@ package metrics
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/server"
@@ -41,22 +43,38 @@ type Readiness struct {
 	// PeersOfAnotherCluster counts the peers seen in the last 30 s with
 	// another cluster id (server.PeerClusterMismatch).
 	PeersOfAnotherCluster int `json:"peers_of_another_cluster"`
+	// Unresolved holds the peers whose host name did not resolve at the
+	// last attempt, with the reason, by node id.
+	Unresolved map[int32]string `json:"unresolved_peers,omitempty"`
 }
 
-// withPeerClusters adds the peers of another cluster to r: their count,
-// and, when r is not ready, the first that refused this node, which is
-// most often why it has no leader (its directory was formatted with
-// another cluster id than its quorum's). They do not make a node with a
-// working quorum unready: a stray node of another cluster that asks this
-// one must not take a healthy quorum out of service.
-func withPeerClusters(r Readiness, mismatches []server.PeerClusterMismatch) Readiness {
-	r.PeersOfAnotherCluster = len(mismatches)
+// withPeerProblems adds what r's node knows of its peers: the peers of
+// another cluster and the peers whose host name does not resolve, and,
+// when r is not ready, the one most likely why: a controller that refused
+// this node as of another cluster (its directory was formatted with
+// another cluster id than its quorum's), or a leader (with no leader, any
+// peer) whose name does not resolve. Neither makes a node with a working
+// quorum unready: a stray node of another cluster that asks this one must
+// not take a healthy quorum out of service, nor must a voter that is gone
+// from DNS while a majority is up.
+func withPeerProblems(r Readiness, st quorum.Status, mismatches []server.PeerClusterMismatch, unresolved map[int32]string) Readiness {
+	r.PeersOfAnotherCluster, r.Unresolved = len(mismatches), unresolved
 	if r.Ready {
 		return r
 	}
 	for _, m := range mismatches {
 		if m.Refused {
 			r.Reason += fmt.Sprintf("; the controller at %s answers INCONSISTENT_CLUSTER_ID: it is of another cluster than this node", m.Addr)
+			return r
+		}
+	}
+	if why, ok := unresolved[st.LeaderID]; ok {
+		r.Reason += fmt.Sprintf("; the host name of leader %d does not resolve (%s)", st.LeaderID, why)
+		return r
+	}
+	if st.LeaderID < 0 {
+		for _, id := range slices.Sorted(maps.Keys(unresolved)) {
+			r.Reason += fmt.Sprintf("; the host name of controller %d does not resolve (%s)", id, unresolved[id])
 			break
 		}
 	}

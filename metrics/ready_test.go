@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/server"
 )
 
 func TestJudgeReadiness(t *testing.T) {
@@ -59,6 +60,41 @@ func TestApacheStateNames(t *testing.T) {
 	} {
 		if got := apacheState(tc.s); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+// What a node knows of its peers names why it is not ready, and never
+// makes a node with a working quorum unready.
+func TestReadinessNamesPeerProblems(t *testing.T) {
+	bounds := ReadyBounds{MaxContactAgeMs: 1000, MaxLagRecords: 100}
+	three := quorum.VoterSet{{ID: 1}, {ID: 2}, {ID: 3}}
+	leader := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleLeader, LeaderID: 1, Epoch: 4, IsVoter: true, EpochCommitted: true},
+		Voters: three, HighWatermark: 50, EndOffset: 50, LeaderContactMs: 9_500}
+	cutOff := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleFollower, LeaderID: 2, Epoch: 4, IsVoter: true},
+		Voters: three, HighWatermark: 50, EndOffset: 50, LeaderContactMs: 5_000}
+	unattached := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleUnattached, LeaderID: -1, Epoch: 4, IsVoter: true}, Voters: three}
+	refused := []server.PeerClusterMismatch{{Peer: 3, Addr: "c3:9093", Refused: true}}
+	asked := []server.PeerClusterMismatch{{Peer: 3, Addr: "10.0.0.3:40000", ClusterID: "other"}}
+	gone := map[int32]string{2: "lookup c2: no such host", 3: "lookup c3: no such host"}
+	for _, tc := range []struct {
+		name       string
+		st         quorum.Status
+		mismatches []server.PeerClusterMismatch
+		unresolved map[int32]string
+		ready      bool
+		says       string
+	}{
+		{"a leader asked by a node of another cluster", leader, asked, nil, true, "a majority"},
+		{"a leader refused by a stray voter", leader, refused, nil, true, "a majority"},
+		{"a leader with a voter gone from DNS", leader, nil, gone, true, "a majority"},
+		{"a node refused as of another cluster", unattached, refused, gone, false, "the controller at c3:9093 answers INCONSISTENT_CLUSTER_ID"},
+		{"a follower whose leader does not resolve", cutOff, nil, gone, false, "the host name of leader 2 does not resolve (lookup c2: no such host)"},
+		{"a node with no leader and peers that do not resolve", unattached, nil, gone, false, "the host name of controller 2 does not resolve"},
+	} {
+		r := withPeerProblems(judgeReadiness(1, tc.st, 49, 10_000, bounds), tc.st, tc.mismatches, tc.unresolved)
+		if r.Ready != tc.ready || !strings.Contains(r.Reason, tc.says) || r.PeersOfAnotherCluster != len(tc.mismatches) {
+			t.Errorf("%s: ready %v %q (%d of another cluster), want %v saying %q", tc.name, r.Ready, r.Reason, r.PeersOfAnotherCluster, tc.ready, tc.says)
 		}
 	}
 }

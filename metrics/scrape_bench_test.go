@@ -45,6 +45,7 @@ func (s imageSource) HeartbeatAges() map[int32]time.Duration {
 	}
 	return ages
 }
+func (s imageSource) UnresolvedPeers() map[int32]string                   { return nil }
 func (s imageSource) PeerClusterMismatches() []server.PeerClusterMismatch { return nil }
 func (s imageSource) TimedOutHeartbeats() int64                           { return 0 }
 func (s imageSource) PeerTraffic() map[int32]server.PeerTraffic {

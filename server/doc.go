@@ -17,6 +17,12 @@
 // failures are bounded per address and principal (sasl_limits.go); the
 // log lines bad connections cause are rate-limited (log_limit.go).
 //
+// It owns how peers are reached: the peer client looks each host name up
+// at every connection attempt (peers_dial.go), and notes the peers of
+// another cluster id on either side (peer_clusters.go) for the log, a
+// metric and readiness; format asks controllers which cluster they serve
+// through it (probe.go).
+//
 // It owns the node's own log level too (BROKER_LOGGER configs of this
 // node's id), which is process state, never metadata.
 //

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -215,6 +217,10 @@ func (n *Node) Raft(ctx context.Context, r *Request) (kmsg.Response, error) {
 	return n.runner.Raft(ctx, r.Body)
 }
 
+// UnresolvedPeers lists the peers whose host name did not resolve at the
+// last attempt to reach them, with the reason.
+func (n *Node) UnresolvedPeers() map[int32]string { return n.peers.Unresolved() }
+
 // PeerClusterMismatches lists the peers seen in the last 30 s with
 // another cluster id than this node's, in either direction.
 func (n *Node) PeerClusterMismatches() []PeerClusterMismatch { return n.clusters.mismatches() }
@@ -286,7 +292,7 @@ type peerBook struct {
 func (b peerBook) SetEndpoints(id int32, endpoints []quorum.Endpoint) {
 	for _, e := range endpoints {
 		if e.Name == b.listener || e.Name == "" {
-			b.SetAddress(id, fmt.Sprintf("%s:%d", e.Host, e.Port))
+			b.SetAddress(id, net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))))
 			return
 		}
 	}

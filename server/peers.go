@@ -53,6 +53,9 @@ type Peers struct {
 	// sasl, when set, is how peers are authenticated to on a SASL
 	// controller listener.
 	sasl *SASLClient
+	// resolver looks peers' host names up; nil is the system's. Tests
+	// point it at a DNS server of their own.
+	resolver *net.Resolver
 
 	mu    sync.Mutex
 	peers map[int32]*peer
@@ -73,6 +76,7 @@ type peer struct {
 	lastTLSFailure  string
 	lastSASLFailure string
 	traffic         peerTraffic
+	lookup          peerLookup
 }
 
 // peerTraffic counts what went to and came from one peer, for metrics
@@ -317,8 +321,7 @@ func (c *peerConn) setSessionLifetime(now time.Time, lifetime time.Duration) {
 }
 
 func (p *Peers) connect(pr *peer) (*peerConn, error) {
-	d := net.Dialer{Timeout: p.timeout}
-	c, err := d.Dial("tcp", pr.addr)
+	c, err := p.dial(pr)
 	if err != nil {
 		return nil, err
 	}
