@@ -43,8 +43,9 @@ type PeerClusterMismatch struct {
 
 // peerClusters remembers the peers seen with another cluster id, in either
 // direction, and logs each at error level (rate-limited per peer and
-// direction): Apache's controller answers them INCONSISTENT_CLUSTER_ID and
-// says nothing, even at debug, on either side.
+// direction). Apache 4.4.0's asked controller answers them
+// INCONSISTENT_CLUSTER_ID and logs nothing, and the asking one logs an
+// error at every answer, about 20 a second.
 type peerClusters struct {
 	own string
 	log zerolog.Logger

@@ -19,8 +19,9 @@ import (
 // second quorum where it answers, or to format a node of another cluster
 // id to join it, unless told --ignore-existing-cluster (Apache 4.4.0's
 // format asks no one and formats). A node of cluster B started as an
-// observer of it then logs an error, as node 1 does on its side (Apache
-// answers INCONSISTENT_CLUSTER_ID and logs nothing on either), is not
+// observer of it then logs an error, as node 1 does on its side (an
+// Apache 4.4.0 node so asked logs nothing, and the asking one an ERROR at
+// every answer, about 20 a second), is not
 // ready and says why, and both count the peer in
 // kraftd_quorum_peer_cluster_id_mismatch; node 1 stays ready.
 func TestAnotherClusterAnswers(t *testing.T) {
