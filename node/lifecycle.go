@@ -48,7 +48,7 @@ func (n *Node) transitionReason(prev, s quorum.SoftState) string {
 	case quorum.RoleProspective:
 		switch prev.Role {
 		case quorum.RoleFollower:
-			return fmt.Sprintf("no answer from leader %d within controller.quorum.fetch.timeout.ms, or its process is gone; pre-voting", prev.LeaderID)
+			return fmt.Sprintf("no answer from leader %d within kraftd.quorum.silence.timeout.ms (or controller.quorum.fetch.timeout.ms), or its process is gone; pre-voting", prev.LeaderID)
 		case quorum.RoleCandidate:
 			return fmt.Sprintf("the election of epoch %d timed out; pre-voting again", prev.Epoch)
 		}
@@ -57,7 +57,7 @@ func (n *Node) transitionReason(prev, s quorum.SoftState) string {
 		if n.resigning {
 			return "resigning to stop: EndQuorumEpoch to the other voters"
 		}
-		return "lost the quorum (no majority of voters fetched within 1.5 × controller.quorum.fetch.timeout.ms), or a committed voter set removed this leader"
+		return "lost the quorum (no majority of voters fetched within 3 × kraftd.quorum.silence.timeout.ms or 1.5 × controller.quorum.fetch.timeout.ms), its own fsync stalled for 3 × kraftd.quorum.silence.timeout.ms, or a committed voter set removed this leader"
 	case quorum.RoleFollower:
 		switch {
 		case s.Epoch > prev.Epoch:

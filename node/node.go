@@ -45,6 +45,12 @@ type Config struct {
 
 	ElectionTimeoutMs, FetchTimeoutMs, ElectionBackoffMaxMs int64
 	RequestTimeoutMs, RetryBackoffMs, IdleIntervalMs        int64
+	// SilenceTimeoutMs and FetchMaxWaitMs are kraftd.quorum.silence.timeout.ms
+	// and kraftd.quorum.fetch.max.wait.ms: the failure detector for a
+	// leader that goes silent (quorum/silence.go); 0 takes the core's
+	// defaults (no silence bound, a 500 ms MaxWaitMs: Apache's rules).
+	SilenceTimeoutMs int64
+	FetchMaxWaitMs   int32
 
 	Snapshots SnapshotPolicy
 	Broken    BrokenRules
@@ -167,6 +173,8 @@ func New(cfg Config, disk *Disk, sm StateMachine, env Env, log zerolog.Logger) (
 		RequestTimeoutMs:     cfg.RequestTimeoutMs,
 		RetryBackoffMs:       cfg.RetryBackoffMs,
 		IdleIntervalMs:       cfg.IdleIntervalMs,
+		SilenceTimeoutMs:     cfg.SilenceTimeoutMs,
+		FetchMaxWaitMs:       cfg.FetchMaxWaitMs,
 		Rand:                 env.Rand,
 		NowMs:                n.nowMs(),
 		HardState:            disk.HardState,

@@ -206,6 +206,10 @@ func (r *Runner) Run() error {
 		case res := <-r.syncer.Results():
 			n.Synced(res.job, res.err)
 		case <-ticker.C:
+			// What already arrived counts before the clock moves: an
+			// answer that waited for a CPU as long as the tick did must
+			// not let a silence bound expire (quorum/silence.go).
+			r.drain()
 			n.Tick()
 		case <-r.stop:
 			r.err = r.shutdown()
@@ -216,18 +220,23 @@ func (r *Runner) Run() error {
 		}
 		// Take everything already queued before writing: proposals that
 		// arrived during the last fsync share the next one (group commit).
-		for drained := false; !drained && n.Err() == nil; {
-			select {
-			case ev := <-r.events:
-				r.handle(ev)
-			default:
-				drained = true
-			}
-		}
+		r.drain()
 		if err := n.Process(); err != nil {
 			r.err = err
 			n.Close(err)
 			return err
+		}
+	}
+}
+
+// drain handles every event already queued.
+func (r *Runner) drain() {
+	for r.node.Err() == nil {
+		select {
+		case ev := <-r.events:
+			r.handle(ev)
+		default:
+			return
 		}
 	}
 }

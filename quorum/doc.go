@@ -102,14 +102,16 @@
 // QuorumState: randomized election timeout in [T, 2T); pre-vote before
 // every election; a pre-vote moves no receiver, whatever its epoch (where
 // Apache's moves to it); a follower that has fetched from a live leader
-// refuses pre-votes, until it finds its leader's process gone (an observer
-// also once its fetch timeout passes: it may be a voter in a newer set); no epoch above math.MaxInt32-1 is taken from a peer,
+// refuses pre-votes, until it finds its leader's process gone or, with
+// Config.SilenceTimeoutMs, silent (silence.go; an observer also once its
+// fetch timeout passes: it may be a voter in a newer set); no epoch above math.MaxInt32-1 is taken from a peer,
 // and no node stands past math.MaxInt32 (maxEpoch); a request moves a node at most two epochs (maxEpochStep: anyone can
 // forge one, so it must cost no more epochs than an election), a standard Vote from outside the voter set none while the
 // node has a live leader, and a leader notice naming a second leader of the node's epoch is refused (answers, from peers
 // the node dialled, are not bounded: they are how it catches up); a rejected candidate waits out its timeout and pre-votes again;
 // a leader resigns when a majority of voters has not fetched within 1.5
-// fetch timeouts (check-quorum) or on Resign, sending EndQuorumEpoch with
+// fetch timeouts (check-quorum; sooner with the silence bound), when its own
+// fsync stalls (silence.go), or on Resign, sending EndQuorumEpoch with
 // successors ordered by fetch offset; followers apply Apache's position-based
 // backoff; the leader resends BeginQuorumEpoch every fetch timeout / 2,
 // starts each epoch with a LeaderChange control batch (plus KRaftVersion and

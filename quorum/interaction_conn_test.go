@@ -60,7 +60,8 @@ func (e *interactionEnv) failOpen(node int32, froms []int32) {
 // crashNode crashes a node. With `close`, it is a process dying on a live
 // host: the kernel closes its connections, so the requests it held fail,
 // and new connections to it are refused until it restarts. Without, the
-// machine vanished: its peers hear nothing.
+// machine vanished: its peers hear nothing. With close=(2 3), only those
+// peers see it close, and are refused; the others hear nothing.
 // Example: crash 1 close
 func (e *interactionEnv) crashNode(_ *testing.T, c testCmd) {
 	n := e.node(c)
@@ -68,6 +69,13 @@ func (e *interactionEnv) crashNode(_ *testing.T, c testCmd) {
 	if c.has("close") {
 		e.conns.refusing[n.ID()] = true
 		e.failOpen(n.ID(), nil)
+	}
+	if peers := parseIDs(c.arg("close", "")); len(peers) > 0 {
+		// Only these peers hear of it; the others' requests are lost.
+		e.failOpen(n.ID(), peers)
+		for _, p := range peers {
+			e.conns.refuseNext[[2]int32{p, n.ID()}] = 1 << 20
+		}
 	}
 	delete(e.conns.open, n.ID())
 }

@@ -100,9 +100,15 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 		"run":       e.run,
 		"isolate":   e.isolate,
 		"heal":      func(*testing.T, testCmd) { clear(e.cut) },
-		"hold":      e.hold,
-		"release":   e.release,
-		"propose":   e.propose,
+		// cut drops every message on one direction of a link.
+		// Example: cut 1->2
+		"cut": func(_ *testing.T, c testCmd) {
+			from, to, _ := strings.Cut(c.args[0], "->")
+			e.cut[[2]int32{parseIDs(from)[0], parseIDs(to)[0]}] = true
+		},
+		"hold":    e.hold,
+		"release": e.release,
+		"propose": e.propose,
 		"resign": func(_ *testing.T, c testCmd) {
 			e.node(c).Runtime().Resign()
 			e.process()
@@ -120,7 +126,12 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 				e.printLog(id)
 			}
 		},
-		"send":     e.send,
+		"send": e.send,
+		// sync runs the named leader's deferred fsync held by hold-syncs.
+		"sync": func(_ *testing.T, c testCmd) {
+			e.node(c).ReleaseSync()
+			e.process()
+		},
 		"describe": e.describe,
 		// Voter changes (interaction_reconfig_test.go).
 		"add-voter":     e.addVoter,
@@ -143,7 +154,10 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 // voters (observers are formatted with the same list, or with `bootstrap`
 // --no-initial-controllers, knowing the voters as bootstrap servers only).
 // auto-join names the nodes started with controller.quorum.auto.join.enable.
-// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic] [bootstrap] [auto-join=(101)]
+// silence=MS sets every node's kraftd.quorum.silence.timeout.ms (and a
+// 50 ms kraftd.quorum.fetch.max.wait.ms), hold-syncs keeps leaders'
+// deferred fsyncs until sync.
+// Example: add-nodes 3 observers=1 old-vote=(3) [dynamic] [bootstrap] [auto-join=(101)] [silence=300] [hold-syncs]
 func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 	n, _ := strconv.Atoi(c.args[0])
 	obs, _ := strconv.Atoi(c.arg("observers", "0"))
@@ -191,9 +205,15 @@ func (e *interactionEnv) addNodes(t *testing.T, c testCmd) {
 				cfg.BootstrapServers = append(cfg.BootstrapServers, quorum.Endpoint{Host: ep.Host, Port: ep.Port})
 			}
 		}
-		if slices.Contains(parseIDs(c.arg("auto-join", "")), id) {
-			cfg.Tune = func(nc *node.Config) { nc.AutoJoin = true }
+		autoJoin := slices.Contains(parseIDs(c.arg("auto-join", "")), id)
+		silence, _ := strconv.ParseInt(c.arg("silence", "0"), 10, 64)
+		cfg.Tune = func(nc *node.Config) {
+			nc.AutoJoin = autoJoin
+			if silence > 0 {
+				nc.SilenceTimeoutMs, nc.FetchMaxWaitMs = silence, 50
+			}
 		}
+		cfg.HoldSyncs = c.has("hold-syncs")
 		h, err := nodetest.New(cfg)
 		if err != nil {
 			t.Fatal(err)

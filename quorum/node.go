@@ -42,6 +42,11 @@ type Node struct {
 	// fetchDeadline drives Follower (and observers' bootstrap fallback).
 	fetchDeadline        int64
 	hasFetchedFromLeader bool
+	// heardUntil is when a follower stops counting its leader as live
+	// (hasFetchedFromLeader) unless it hears from it again; leaderSilent
+	// says it stopped so, by the silence bound (silence.go).
+	heardUntil   int64
+	leaderSilent bool
 	// leaderContactMs is when a follower or observer last heard from its
 	// leader (Status.LeaderContactMs), -1 when never.
 	leaderContactMs int64
@@ -57,10 +62,14 @@ type Node struct {
 	// Nominee (Prospective/Candidate) election state.
 	granted  map[int32]bool
 	rejected map[int32]bool
-	// reaskRejected: this pre-vote began because the leader's process was
-	// found gone, so a voter that refused it is asked again (see
-	// stepNominee).
-	reaskRejected bool
+	// reaskUntil: this pre-vote began because the leader's process was
+	// found gone, or the leader silent, so a voter that refused it is
+	// asked again until then (see stepNominee).
+	reaskUntil int64
+	// escalateAt: this pre-vote began because the leader's process was
+	// found gone; a voter other than the leader that still refuses it
+	// from then on gets a standard election (stepNominee). 0: never.
+	escalateAt int64
 
 	// lead is the leader's state, nil in every other role.
 	lead *leaderState
@@ -114,6 +123,9 @@ type leaderState struct {
 	// resignRequested: the voter set that removed this leader committed;
 	// it resigns at its next poll.
 	resignRequested bool
+	// unsyncedSince is when the leader's own fsync of records it shipped
+	// first (AdvanceWritten) began, -1 when its log is durable.
+	unsyncedSince int64
 }
 
 // New builds a node from its config, quorum-state and log. The initial role
@@ -332,6 +344,11 @@ func (n *Node) LeaderSynced(epoch int32, endOffset int64) {
 	if n.role != RoleLeader || n.epoch != epoch {
 		return
 	}
+	n.lead.unsyncedSince = -1
+	if endOffset < n.log.EndOffset() {
+		// The shell's next fsync, for the rest, starts now.
+		n.lead.unsyncedSince = n.now
+	}
 	n.leaderDurableTo(min(endOffset, n.log.EndOffset()))
 	n.poll()
 }
@@ -339,7 +356,8 @@ func (n *Node) LeaderSynced(epoch int32, endOffset int64) {
 func (n *Node) advance(synced bool) {
 	// Only an fsync makes the log durable, up to its end: an Advance
 	// without one may follow records whose fsync was deferred.
-	synced = synced && n.readyMustSync()
+	mustSync := n.readyMustSync()
+	synced = synced && mustSync
 	n.persisted = n.readyHS
 	finished := n.snapChunk != nil && n.snapChunk.Done
 	var installed SnapshotID
@@ -360,7 +378,10 @@ func (n *Node) advance(synced bool) {
 	if n.role == RoleLeader {
 		leo := n.log.EndOffset()
 		if synced {
+			n.lead.unsyncedSince = -1
 			n.leaderDurableTo(leo)
+		} else if mustSync && n.lead.unsyncedSince < 0 {
+			n.lead.unsyncedSince = n.now
 		}
 		n.completeParkedFetches(func(p parkedFetch) bool { return p.offset < leo })
 	}

@@ -63,11 +63,11 @@ func (n *Node) leaveRole() {
 		n.proposals = nil // a leader's unflushed proposals die with it
 		n.reloadLogEndWithPending()
 	}
-	n.granted, n.rejected, n.reaskRejected = nil, nil, false
+	n.granted, n.rejected, n.reaskUntil, n.escalateAt = nil, nil, 0, 0
 	n.unacked, n.preferred = nil, nil
 	n.reqs.leaveRole()
 	n.snap = nil
-	n.hasFetchedFromLeader = false
+	n.hasFetchedFromLeader, n.leaderSilent = false, false
 	n.leaderGoneCount = 0
 }
 
@@ -102,12 +102,22 @@ func (n *Node) becomeProspective() {
 		return
 	}
 	leader := n.leaderID
-	leaderGone := n.role == RoleFollower && n.leaderGoneCount >= 2
+	gone := n.role == RoleFollower && n.leaderGoneCount >= 2
+	silent := n.role == RoleFollower && n.leaderSilent
 	n.leaveRole()
 	n.role, n.leaderID = RoleProspective, leader
 	n.granted, n.rejected = map[int32]bool{n.id: true}, map[int32]bool{}
-	n.reaskRejected = leaderGone
 	n.electionDeadline = n.randomElectionDeadline()
+	switch {
+	case gone:
+		n.reaskUntil = n.electionDeadline
+		n.escalateAt = n.now + goneEscalateMs
+	case silent:
+		// The other followers' bounds end at most a MaxWaitMs and a
+		// stagger after this one's; a voter that still refuses after one
+		// more bound hears the leader, and is not asked again.
+		n.reaskUntil = n.now + n.cfg.SilenceTimeoutMs
+	}
 	n.maybeWinElection()
 }
 
@@ -139,10 +149,11 @@ func (n *Node) becomeLeader() {
 	n.leaveRole()
 	n.role, n.leaderID = RoleLeader, n.id
 	n.lead = &leaderState{
-		progress:      newProgressTracker(n.id, n.cfg.DirectoryID, n.voterSet, n.endOffset, n.log.EndOffset(), n.now, n.cfg.FetchTimeoutMs*3/2),
+		progress:      newProgressTracker(n.id, n.cfg.DirectoryID, n.voterSet, n.endOffset, n.log.EndOffset(), n.now, n.checkQuorumMs()),
 		granting:      granting,
 		beginQuorumAt: n.now,
 		lastAppendMs:  n.now,
+		unsyncedSince: -1,
 	}
 	if n.control.kraftVersion() < 1 {
 		// What a kraft.version upgrade would write: the static set with
@@ -182,8 +193,13 @@ func (n *Node) becomeResigned(successors []int32) {
 }
 
 // randomElectionDeadline draws the timeout in [T, 2T) like Apache's
-// QuorumState.randomElectionTimeoutMs.
+// QuorumState.randomElectionTimeoutMs. A nominee with the silence bound
+// set and shorter takes the bound for T: a split vote after a silent
+// leader then costs at most two bounds, not two election timeouts.
 func (n *Node) randomElectionDeadline() int64 {
 	t := n.cfg.ElectionTimeoutMs
+	if s := n.cfg.SilenceTimeoutMs; s > 0 && s < t && (n.role == RoleProspective || n.role == RoleCandidate) {
+		t = s
+	}
 	return n.now + t + n.rand.Int64N(t)
 }

@@ -87,7 +87,7 @@ func (n *Node) takeSnapshotChunk(from int32, resp *kmsg.FetchSnapshotResponse) {
 		n.endOffset, n.lastEpoch = id.EndOffset, id.Epoch
 	}
 	n.snapChunk = chunk
-	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
-	n.hasFetchedFromLeader = true
-	n.leaderContactMs = n.now
+	// A chunk is answered when read, never parked: the silence bound,
+	// which counts on the leader's parked-fetch answers, does not apply.
+	n.heardFromLeader(n.cfg.FetchTimeoutMs)
 }

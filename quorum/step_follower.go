@@ -42,7 +42,7 @@ func stepFollower(n *Node, m Message, out outRequest) {
 			// The leader took the listeners (or cannot take any): as
 			// Apache, count it as hearing from the leader.
 			n.leaderUpdated = true
-			n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
+			n.fetchDeadline = n.now + n.followerTimeout()
 		}
 	}
 }
@@ -54,6 +54,7 @@ func stepFollower(n *Node, m Message, out outRequest) {
 // refusing every pre-vote for a leader it lost (Apache's observers do,
 // until they find a new one) can leave that set without a majority.
 func tickFollower(n *Node) {
+	n.maybeLeaderSilent()
 	if n.now < n.fetchDeadline {
 		return
 	}
@@ -103,6 +104,13 @@ func grantAsFollower(n *Node, v voteAsk) bool {
 // one stands; a LAN round trip is well under a millisecond.
 const goneStaggerMs = 50
 
+// goneEscalateMs is how long after a follower found its leader's process
+// gone a voter's refusal of its pre-vote makes it stand in a standard
+// election instead (stepNominee): longer than the staggers of five voters
+// and a round trip, by which time every kraftd follower has found the death
+// itself and granted, or stood.
+const goneEscalateMs = 300
+
 // noteLeaderGone takes a failed request whose connection the peer's host
 // refused or closed (ErrPeerGone), and reports whether it should be retried
 // at once, without backoff. For a follower's fetch to its leader, one such
@@ -115,7 +123,7 @@ const goneStaggerMs = 50
 // the leader in this role takes this shortcut, once: after a lost pre-vote
 // it is a new follower that has not fetched, so a leader that is alive but
 // unreachable from one follower costs one refused pre-vote, not a stream.
-// The pre-vote it starts asks a refusing voter again (reaskRejected): that
+// The pre-vote it starts asks a refusing voter again (reaskUntil): that
 // voter may only not have seen its own fetch fail yet.
 func (n *Node) noteLeaderGone(out outRequest) bool {
 	if n.role != RoleFollower || out.to != n.leaderID || !n.sentInThisState(out) ||
@@ -219,9 +227,7 @@ func (n *Node) takeFetch(from int32, resp *kmsg.FetchResponse) {
 			n.updateFollowerHighWatermark(min(n.endOffset, p.HighWatermark))
 		}
 	}
-	n.fetchDeadline = n.now + n.cfg.FetchTimeoutMs
-	n.hasFetchedFromLeader = true
-	n.leaderContactMs = n.now
+	n.heardFromLeader(n.followerTimeout())
 }
 
 func (n *Node) updateFollowerHighWatermark(hw int64) {

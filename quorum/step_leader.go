@@ -33,8 +33,10 @@ func stepLeader(n *Node, m Message, out outRequest) {
 // wait is over, forgets observers that stopped fetching, and writes the
 // idle record when the log has been idle.
 func tickLeader(n *Node) {
-	if n.lead.progress.quorumLost(n.now) {
-		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts.
+	if n.lead.progress.quorumLost(n.now) || n.syncStalled() {
+		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts
+		// (or checkQuorumSilences silence bounds); or the leader's own
+		// disk has stopped syncing.
 		n.becomeResigned(n.lead.progress.successors())
 		return
 	}

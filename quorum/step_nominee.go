@@ -60,14 +60,27 @@ func stepNominee(n *Node, m Message, out outRequest) {
 		return
 	}
 	n.rejected[m.From] = true
+	if m.From == n.leaderID {
+		n.escalateAt = 0 // the leader answered: it lives
+	}
+	if n.role == RoleProspective && n.escalateAt > 0 && n.now >= n.escalateAt {
+		// The leader's process is gone, and this voter still refuses
+		// after every kraftd follower would have found that out and
+		// granted or stood itself: it keeps its dead leader until its own
+		// fetch timeout (an Apache voter does). A pre-vote cannot move
+		// it, a standard Vote can: an Apache voter without pre-vote sends
+		// one too, and it disturbs no live leader.
+		n.becomeCandidate()
+		return
+	}
 	if n.role == RoleProspective && n.electionLost() {
 		n.prospectiveLost()
 		return
 	}
-	if n.reaskRejected {
-		// The leader's process is gone, but the voter that refused may
-		// not have found out yet: its parked fetch fails a moment later
-		// than ours. A pre-vote changes nothing on its receiver, so ask
+	if n.reasking() {
+		// The leader's process is gone (or the leader silent), but the
+		// voter that refused may not have found out yet: its parked fetch
+		// fails (or its bound ends) a moment later than ours. A pre-vote changes nothing on its receiver, so ask
 		// again after the retry backoff rather than sit out the election
 		// timeout with a majority that will not come. The backoff is
 		// shorter than goneStaggerMs, so the ask lands while that voter
@@ -76,6 +89,10 @@ func stepNominee(n *Node, m Message, out outRequest) {
 	}
 	// A rejected Candidate waits out its election timeout, then pre-votes.
 }
+
+// reasking reports whether a voter that refused this pre-vote is asked
+// again (reaskUntil).
+func (n *Node) reasking() bool { return n.role == RoleProspective && n.now < n.reaskUntil }
 
 // tickProspective ends a pre-vote that got no majority in time.
 func tickProspective(n *Node) {
@@ -108,7 +125,7 @@ func (n *Node) sendVotes() {
 	}
 	preVote := n.role == RoleProspective
 	for _, v := range n.voters {
-		if v == n.id || n.granted[v] || (n.rejected[v] && !n.reaskRejected) || !n.canSend(v, keyVote) {
+		if v == n.id || n.granted[v] || (n.rejected[v] && !n.reasking()) || !n.canSend(v, keyVote) {
 			continue
 		}
 		if preVote && n.version(v, keyVote) < 2 {

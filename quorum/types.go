@@ -246,8 +246,16 @@ type Config struct {
 	RetryBackoffMs       int64 // 20
 	IdleIntervalMs       int64 // 500
 	FetchMaxWaitMs       int32 // 500
-	MaxFetchBytes        int   // 8 MiB
-	MaxBatchBytes        int   // 8 MiB
+	// SilenceTimeoutMs, when set, is how long a voting follower that has
+	// fetched from its leader waits for the next answer before it takes
+	// the leader for failed (silence.go): it grants pre-votes from then on
+	// and stands itself after its stagger. The leader answers a parked
+	// Fetch within FetchMaxWaitMs, so the bound must exceed it; it also
+	// shortens check-quorum and bounds the leader's own fsync. 0 keeps
+	// Apache's rules: the fetch timeout alone.
+	SilenceTimeoutMs int64
+	MaxFetchBytes    int // 8 MiB
+	MaxBatchBytes    int // 8 MiB
 
 	// Rand drives every random choice (election jitter, bootstrap peer).
 	Rand *rand.Rand

@@ -51,15 +51,20 @@ type Config struct {
 	ElectionTimeoutMs    int
 	FetchTimeoutMs       int
 	ElectionBackoffMaxMs int
-	RequestTimeoutMs     int
-	RetryBackoffMs       int
-	MaxFrameSize         int32
-	SegmentBytes         int64
-	SegmentMs            int64
-	MaxRetentionBytes    int64
-	MaxRetentionMs       int64
-	SnapshotBytes        int64 // metadata.log.max.record.bytes.between.snapshots
-	SnapshotIntervalMs   int64
+	// SilenceTimeoutMs and FetchMaxWaitMs are kraftd.quorum.silence.timeout.ms
+	// and kraftd.quorum.fetch.max.wait.ms (quorum/silence.go); the bound
+	// is 0 (off) when it is not below the fetch timeout.
+	SilenceTimeoutMs   int
+	FetchMaxWaitMs     int32
+	RequestTimeoutMs   int
+	RetryBackoffMs     int
+	MaxFrameSize       int32
+	SegmentBytes       int64
+	SegmentMs          int64
+	MaxRetentionBytes  int64
+	MaxRetentionMs     int64
+	SnapshotBytes      int64 // metadata.log.max.record.bytes.between.snapshots
+	SnapshotIntervalMs int64
 	// SnapshotGzip is kraftd.metadata.snapshot.compression.type=gzip (the
 	// default): the node gzips its snapshots' data batches.
 	SnapshotGzip           bool
@@ -280,6 +285,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.ElectionTimeoutMs = int(p.int64("controller.quorum.election.timeout.ms", 1000, 1))
 	c.FetchTimeoutMs = int(p.int64("controller.quorum.fetch.timeout.ms", 2000, 1))
 	c.ElectionBackoffMaxMs = int(p.int64("controller.quorum.election.backoff.max.ms", 1000, 0))
+	p.silenceSettings(c)
 	c.RequestTimeoutMs = int(p.int64("controller.quorum.request.timeout.ms", 2000, 1))
 	c.RetryBackoffMs = int(p.int64("controller.quorum.retry.backoff.ms", 20, 0))
 	// kraftd has no fixed linger (it group-commits), so the key is accepted and unused.
@@ -326,7 +332,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		if strings.HasPrefix(k, "kraftd.") {
 			// kraftd's own namespace: a misspelt key would otherwise
 			// leave, say, the metrics listener off with only a warning.
-			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metadata.snapshot.compression.type, kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records, kraftd.sasl.max.failed.authentications.per.address, kraftd.sasl.max.failed.authentications.per.principal)")}
+			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metadata.snapshot.compression.type, kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.quorum.fetch.max.wait.ms, kraftd.quorum.silence.timeout.ms, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records, kraftd.sasl.max.failed.authentications.per.address, kraftd.sasl.max.failed.authentications.per.principal)")}
 		}
 	}
 	return c, nil

@@ -67,3 +67,26 @@ func metricsAddr(v string) (string, error) {
 	}
 	return net.JoinHostPort(host, port), nil
 }
+
+// silenceSettings reads the failure detector's keys (quorum/silence.go):
+// how long a follower's Fetch may wait at the leader, and how long a
+// follower hears nothing from its leader before it takes it for failed.
+// The bound must leave room for a few answers: under three waits, a
+// leader that is only slow would be replaced. A bound not below
+// controller.quorum.fetch.timeout.ms adds nothing and is turned off.
+func (p *parser) silenceSettings(c *Config) {
+	c.FetchMaxWaitMs = int32(p.int64(fetchMaxWaitKey, 25, 1))
+	c.SilenceTimeoutMs = int(p.int64(silenceTimeoutKey, 350, 0))
+	if c.SilenceTimeoutMs > 0 && int64(c.SilenceTimeoutMs) < 3*int64(c.FetchMaxWaitMs) {
+		p.setErr(silenceTimeoutKey, fmt.Errorf("is %d, under 3 × %s (%d): a live leader answers only every %s; raise it, lower %s, or set it to 0 (the fetch timeout alone)",
+			c.SilenceTimeoutMs, fetchMaxWaitKey, c.FetchMaxWaitMs, fetchMaxWaitKey, fetchMaxWaitKey))
+	}
+	if c.SilenceTimeoutMs >= c.FetchTimeoutMs {
+		c.SilenceTimeoutMs = 0
+	}
+}
+
+const (
+	fetchMaxWaitKey   = "kraftd.quorum.fetch.max.wait.ms"
+	silenceTimeoutKey = "kraftd.quorum.silence.timeout.ms"
+)

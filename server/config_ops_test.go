@@ -62,3 +62,30 @@ func TestOpsSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestSilenceSettings: the failure detector's keys, their defaults, the
+// refusal of a bound too short for the fetch wait, and a bound not below
+// the fetch timeout turned off.
+func TestSilenceSettings(t *testing.T) {
+	c, err := ParseConfig(baseProps())
+	if err != nil || c.SilenceTimeoutMs != 350 || c.FetchMaxWaitMs != 25 {
+		t.Fatalf("defaults: silence %d, wait %d, %v", c.SilenceTimeoutMs, c.FetchMaxWaitMs, err)
+	}
+	p := baseProps()
+	p["controller.quorum.fetch.timeout.ms"] = "300"
+	if c, err = ParseConfig(p); err != nil || c.SilenceTimeoutMs != 0 {
+		t.Fatalf("a fetch timeout below the bound: silence %d, %v", c.SilenceTimeoutMs, err)
+	}
+	p = baseProps()
+	p["kraftd.quorum.silence.timeout.ms"] = "0"
+	if c, err = ParseConfig(p); err != nil || c.SilenceTimeoutMs != 0 {
+		t.Fatalf("off: silence %d, %v", c.SilenceTimeoutMs, err)
+	}
+	p = baseProps()
+	p["kraftd.quorum.fetch.max.wait.ms"] = "200"
+	_, err = ParseConfig(p)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || ce.Key != "kraftd.quorum.silence.timeout.ms" || !strings.Contains(err.Error(), "under 3 × kraftd.quorum.fetch.max.wait.ms") {
+		t.Fatalf("a wait too long for the bound: %v", err)
+	}
+}

@@ -129,6 +129,8 @@ func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logge
 		RequestTimeoutMs:     int64(cfg.RequestTimeoutMs),
 		RetryBackoffMs:       int64(cfg.RetryBackoffMs),
 		IdleIntervalMs:       int64(cfg.IdleIntervalMs),
+		SilenceTimeoutMs:     int64(cfg.SilenceTimeoutMs),
+		FetchMaxWaitMs:       cfg.FetchMaxWaitMs,
 		Snapshots: node.SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
 			RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs, Gzip: cfg.SnapshotGzip},
 		Meter: meter,

@@ -61,6 +61,9 @@ type checker struct {
 	maxHW        int64
 	maxHWChain   uint64
 	livenessFrom int64
+	// settledEpoch is, in a healthy run, the epoch every voter first
+	// followed one leader in (checkSpurious), 0 before.
+	settledEpoch int32
 }
 
 type partitionEpoch struct {
@@ -377,6 +380,9 @@ func (c *checker) afterProcess(n *simNode) error {
 		}
 	}
 	n.view.role, n.view.epoch, n.view.voters = st.Role, st.Epoch, st.Voters
+	if err := c.checkSpurious(n, st); err != nil {
+		return err
+	}
 	return c.highWatermark(n, st.HighWatermark)
 }
 

@@ -109,12 +109,12 @@ func (n *simNode) flushProposals() {
 // times any node (which answers NOT_CONTROLLER).
 func (s *Sim) target() *simNode {
 	if s.rand.IntN(5) > 0 {
-		if l := s.check.newestLeader(); l != nil {
+		if l := s.check.newestLeader(); l != nil && l.running() {
 			return l
 		}
 	}
 	n := s.nodes[s.rand.IntN(len(s.nodes))]
-	if !n.up {
+	if !n.running() {
 		return nil
 	}
 	return n
@@ -132,7 +132,7 @@ func (s *Sim) clusterWork() {
 	}
 	if s.now%100 == 0 {
 		for _, n := range s.nodes {
-			if n.up {
+			if n.running() {
 				n.core.Tick(now)
 				n.flushProposals()
 			}

@@ -48,6 +48,10 @@ type simNode struct {
 	// The leader's deferred fsync, while one is out (the node's Syncer).
 	syncJob *node.SyncJob
 	syncDue int64
+	// pausedUntil: the node stops stepping until then (silent.go);
+	// clockSkew and clockLast make its clock (nodeClock).
+	pausedUntil          int64
+	clockSkew, clockLast int64
 
 	view nodeView // the checker's picture of this node
 }
@@ -95,13 +99,15 @@ func (s *Sim) start(n *simNode) error {
 		Voters:           static,
 		Endpoints:        []quorum.Endpoint{endpoint(n.id)},
 		RequestTimeoutMs: 800,
+		SilenceTimeoutMs: silenceIf(s.faults.Silent.Silence, simSilenceMs),
+		FetchMaxWaitMs:   int32(silenceIf(s.faults.Silent.Silence, simFetchMaxWaitMs)),
 		AutoJoin:         s.faults.AutoJoin,
 		Snapshots:        node.SnapshotPolicy{MaxBytes: s.faults.SnapshotBytes, RetentionBytes: s.faults.RetentionBytes, RetentionMs: -1, Gzip: s.faults.GzipSnapshots},
 		Broken:           s.opts.Broken,
 	}
 	env := node.Env{
 		Transport:  transport{n},
-		Clock:      clock{s},
+		Clock:      clock{n},
 		Syncer:     syncer{n},
 		Background: nodetest.RunNow,
 		Rand:       rand.New(rand.NewPCG(s.opts.Seed, uint64(n.id)<<32|n.incarn)),
@@ -177,7 +183,7 @@ func (n *simNode) finishDueSync() {
 // image applies.
 func (s *Sim) workload() {
 	for _, n := range s.nodes {
-		if !n.up {
+		if !n.running() {
 			continue
 		}
 		st := n.node.Status()
@@ -226,9 +232,9 @@ func (t transport) MaxVersion(peer int32, key int16) (int16, bool) {
 	return 0, false
 }
 
-type clock struct{ s *Sim }
+type clock struct{ n *simNode }
 
-func (c clock) Now() time.Time { return time.UnixMilli(c.s.now) }
+func (c clock) Now() time.Time { return time.UnixMilli(c.n.clockMs()) }
 
 // syncer defers the leader's fsync for some steps, or runs it at once.
 type syncer struct{ n *simNode }
@@ -238,7 +244,7 @@ func (y syncer) Start(job node.SyncJob) {
 	y.n.syncJob = &job
 	y.n.syncDue = s.now
 	if s.rand.Float64() < s.faults.DeferSyncProb {
-		y.n.syncDue += s.opts.StepMs * int64(1+s.rand.IntN(4))
+		y.n.syncDue += s.syncDelay()
 	}
 }
 

@@ -22,7 +22,7 @@ func (s *Sim) reconfigWork() {
 		return
 	}
 	for _, n := range s.nodes {
-		if !n.up {
+		if !n.running() {
 			continue
 		}
 		st := n.node.Status()

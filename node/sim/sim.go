@@ -73,6 +73,9 @@ type Faults struct {
 	// GzipSnapshots gzips the nodes' snapshot data batches (kraftd's
 	// default); else they are plain, as Apache writes them.
 	GzipSnapshots bool
+	// Silent are the silent failures: pauses, slow fsyncs, clock jumps,
+	// and the healthy runs of the spurious-election rule (silent.go).
+	Silent silentFaults
 }
 
 // Options configure one run.
@@ -132,6 +135,7 @@ func DrawFaults(r *rand.Rand) Faults {
 		f.AutoJoin = r.IntN(3) == 0
 	}
 	f.GzipSnapshots = r.IntN(2) == 0
+	drawSilentFaults(r, &f)
 	return f
 }
 
@@ -169,6 +173,8 @@ type Stats struct {
 	TopicOps, TopicOpsOK, TopicUnknown int64 // admin operations, answered ok, of unknown outcome
 	VoterChanges, VoterChangesOK       int64 // AddRaftVoter and RemoveRaftVoter asked, answered ok
 	AutoJoins                          int64 // AddRaftVoter and RemoveRaftVoter an auto-joining node sent itself
+	Pauses, ClockJumps                 int64 // nodes paused, clocks jumped
+	HealthySeeds                       int64 // seeds run under the spurious-election rule
 }
 
 // Add sums two counts.
@@ -191,6 +197,9 @@ func RunStats(opts Options) (Stats, error) {
 	s := newSim(opts)
 	err := s.run()
 	s.stats.Seeds, s.stats.Commits = 1, max(0, s.check.maxHW)
+	if s.faults.Silent.Healthy {
+		s.stats.HealthySeeds = 1
+	}
 	for _, op := range s.history.ops {
 		s.stats.TopicOps++
 		switch op.Output.(outcome) {
@@ -264,6 +273,7 @@ func (s *Sim) run() error {
 			if err := s.injectFaults(); err != nil {
 				return err
 			}
+			s.injectSilentFaults()
 		}
 		if err := s.step(); err != nil {
 			return err
@@ -362,6 +372,10 @@ func (s *Sim) step() error {
 			s.maybeRefuse(m)
 			continue
 		}
+		if !to.running() {
+			s.deliverLater(to, m)
+			continue
+		}
 		m = roundTrip(m)
 		if m.Request != nil {
 			to.inbound(m)
@@ -370,7 +384,7 @@ func (s *Sim) step() error {
 		}
 	}
 	for _, n := range s.nodes {
-		if n.up {
+		if n.running() {
 			n.node.Tick()
 		}
 	}
@@ -378,12 +392,12 @@ func (s *Sim) step() error {
 	s.reconfigWork()
 	s.clusterWork()
 	for _, n := range s.nodes {
-		if n.up {
+		if n.running() {
 			n.finishDueSync()
 		}
 	}
 	for _, n := range s.nodes {
-		if !n.up {
+		if !n.running() {
 			continue
 		}
 		if err := n.node.Process(); err != nil {

@@ -157,3 +157,42 @@ func TestCheckerCatchesBrokenRules(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerCatchesSpuriousElection runs healthy seeds whose leader pauses
+// past the silence bound, which must cost it the leadership, and requires
+// the spurious-election rule to fire on some seed; the same seeds with
+// pauses under the bound pass.
+func TestCheckerCatchesSpuriousElection(t *testing.T) {
+	healthy := func(pauseMaxMs int64) func(*Faults) {
+		return func(f *Faults) {
+			f.Voters = 3
+			f.Silent.Healthy, f.Silent.Silence = true, true
+			f.Silent.PauseProb, f.Silent.PauseMaxMs, f.Silent.ClockJumpProb, f.Silent.SlowSyncMaxMs = 0.01, pauseMaxMs, 0, 500
+			f.DropProb, f.PartitionMode, f.CrashProb, f.TornCrashProb, f.UnreachableProb = 0, PartitionNone, 0, 0, 0
+			f.DelayMaxMs = f.DelayMinMs + 5
+			f.OldPeer, f.ReconfigProb, f.ReformatProb, f.AutoJoin = -1, 0, 0, false
+		}
+	}
+	for seed := uint64(0); seed < 10; seed++ {
+		opts := options(seed)
+		opts.Tweak = healthy(150)
+		if err := Run(opts); err != nil {
+			t.Fatalf("seed %d, pauses under the bound: %v", seed, err)
+		}
+	}
+	for seed := uint64(0); seed < 50; seed++ {
+		opts := options(seed)
+		opts.Tweak = healthy(2000)
+		err := Run(opts)
+		if err == nil {
+			continue
+		}
+		first := strings.SplitN(err.Error(), "\n", 2)[0]
+		if !strings.Contains(first, "spurious election") {
+			t.Fatalf("seed %d failed otherwise: %s", seed, first)
+		}
+		t.Logf("seed %d caught: %s", seed, first)
+		return
+	}
+	t.Fatal("no seed's long pause made a spurious election")
+}

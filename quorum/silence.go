@@ -1,0 +1,85 @@
+// silence.go owns the failure detector for leaders that go silent without
+// closing their connections (a paused process, a partition, a stalled
+// disk): with Config.SilenceTimeoutMs set, a voting follower takes a
+// leader that has not answered its fetches for that long for failed,
+// instead of waiting out the fetch timeout. The leader answers a parked
+// Fetch within the MaxWaitMs the follower sent, so a live one is heard
+// from every FetchMaxWaitMs even when idle; Apache leaders honour the
+// follower's MaxWaitMs too, so the rule holds whoever leads. The same
+// bound shortens the leader's check-quorum and bounds its own fsync.
+
+package quorum
+
+// checkQuorumSilences and syncStallSilences are, in silence bounds, how
+// long a leader leads without fetches from a majority, and how long its own
+// fsync may run, before it resigns. Both sit well above the followers'
+// bound: a leader that is merely slow must not step down before its
+// followers would have replaced it.
+const (
+	checkQuorumSilences = 3
+	syncStallSilences   = 3
+)
+
+// silenceEnabled reports whether this node, following, uses the silence
+// bound: only a voter that could stand, since only a voter's pre-vote
+// replaces the leader (observers keep the fetch timeout).
+func (n *Node) silenceEnabled() bool {
+	return n.cfg.SilenceTimeoutMs > 0 && n.electable()
+}
+
+// followerTimeout is how long a follower that just heard from its leader
+// waits before it stands: the fetch timeout, or with the silence bound, the
+// bound plus its stagger among the voters (goneStagger). The stagger lets
+// the first follower's pre-vote find the others already past their own
+// bound, granting, rather than standing beside it and splitting the vote.
+func (n *Node) followerTimeout() int64 {
+	if n.silenceEnabled() {
+		return n.cfg.SilenceTimeoutMs + n.goneStagger()
+	}
+	return n.cfg.FetchTimeoutMs
+}
+
+// heardFromLeader notes an answer from the leader: the follower counts
+// it as live (and refuses pre-votes) for the silence bound, or the fetch
+// timeout, and stands after timeout.
+func (n *Node) heardFromLeader(timeout int64) {
+	n.fetchDeadline = n.now + timeout
+	n.heardUntil = n.fetchDeadline
+	if n.silenceEnabled() && timeout > n.cfg.SilenceTimeoutMs {
+		n.heardUntil = n.now + n.cfg.SilenceTimeoutMs
+	}
+	n.hasFetchedFromLeader = true
+	n.leaderContactMs = n.now
+}
+
+// maybeLeaderSilent stops counting the leader as live once heardUntil
+// passes without an answer: from then on the follower grants pre-votes,
+// and the pre-vote it starts itself asks a refusing voter again, as when
+// the leader's process is gone (reaskUntil), since that voter's own
+// bound may end a few milliseconds after this one's.
+func (n *Node) maybeLeaderSilent() {
+	if n.hasFetchedFromLeader && n.now >= n.heardUntil && n.silenceEnabled() {
+		n.hasFetchedFromLeader = false
+		n.leaderSilent = true
+	}
+}
+
+// checkQuorumMs is how long a leader leads without fetches from a
+// majority: Apache's 1.5 fetch timeouts, or checkQuorumSilences silence
+// bounds when that is sooner.
+func (n *Node) checkQuorumMs() int64 {
+	ms := n.cfg.FetchTimeoutMs * 3 / 2
+	if s := n.cfg.SilenceTimeoutMs; s > 0 {
+		ms = min(ms, checkQuorumSilences*s)
+	}
+	return ms
+}
+
+// syncStalled reports that the leader's own fsync of records it shipped
+// first has run for syncStallSilences silence bounds. Its followers may
+// still commit without it, but the quorum then has no spare replica: the
+// leader resigns (EndQuorumEpoch) so that one with a working disk leads.
+func (n *Node) syncStalled() bool {
+	s := n.cfg.SilenceTimeoutMs
+	return s > 0 && n.lead.unsyncedSince >= 0 && n.now-n.lead.unsyncedSince >= syncStallSilences*s
+}
