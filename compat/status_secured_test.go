@@ -2,6 +2,7 @@ package compat
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,30 +15,39 @@ import (
 // every controller down (exit 2) rather than hang or answer.
 func checkStatusSecured(t *testing.T, protocol string, members []*MixedMember, clusterID, clientProps string) {
 	t.Helper()
-	p := StartKraftd(t, "kraftd-status-"+strings.ToLower(protocol), "status", "--bootstrap-controller", members[0].Addr(),
-		"--command-config", clientProps, "--json")
-	if err := p.Wait(time.Minute); err != nil {
-		t.Fatalf("kraftd status over %s: %v\n%s", protocol, err, p.Output())
-	}
 	var st struct {
 		ClusterID     string            `json:"cluster_id"`
 		LeaderID      int32             `json:"leader_id"`
 		HighWatermark int64             `json:"high_watermark"`
 		Voters        []json.RawMessage `json:"voters"`
 		Controllers   []json.RawMessage `json:"controllers"`
+		Probes        []struct {
+			Reachable bool `json:"reachable"`
+		} `json:"probes"`
 	}
-	out := p.Output()
-	i := strings.Index(out, "{")
-	if i < 0 {
-		t.Fatalf("kraftd status --json over %s printed no JSON:\n%s", protocol, out)
-	}
-	if err := json.Unmarshal([]byte(out[i:]), &st); err != nil {
-		t.Fatalf("kraftd status --json over %s: %v\n%s", protocol, err, out)
-	}
-	if st.ClusterID != clusterID || st.LeaderID < 0 || st.HighWatermark < 1 || len(st.Voters) != len(members) || len(st.Controllers) < 1 {
-		t.Errorf("kraftd status over %s: cluster %q leader %d high watermark %d, %d voters, %d controllers; want cluster %q, a leader, %d voters:\n%s",
-			protocol, st.ClusterID, st.LeaderID, st.HighWatermark, len(st.Voters), len(st.Controllers), clusterID, len(members), out)
-	}
+	// Healthy (exit 0) once every voter answers over the secured listener,
+	// found from the one address given.
+	Eventually(t, ReadyTimeout, "kraftd status over "+protocol, nil, func() error {
+		out, code := kraftdStatus(t, "--bootstrap-controller", members[0].Addr(), "--command-config", clientProps, "--json")
+		i := strings.Index(out, "{")
+		if i < 0 || code != 0 {
+			return fmt.Errorf("exit %d:\n%s", code, out)
+		}
+		if err := json.Unmarshal([]byte(out[i:]), &st); err != nil {
+			return fmt.Errorf("%v:\n%s", err, out)
+		}
+		up := 0
+		for _, p := range st.Probes {
+			if p.Reachable {
+				up++
+			}
+		}
+		if st.ClusterID != clusterID || st.LeaderID < 0 || st.HighWatermark < 1 || len(st.Voters) != len(members) || len(st.Controllers) < 1 || up != len(members) {
+			return fmt.Errorf("cluster %q leader %d high watermark %d, %d voters, %d controllers, %d answered; want cluster %q, a leader, %d voters:\n%s",
+				st.ClusterID, st.LeaderID, st.HighWatermark, len(st.Voters), len(st.Controllers), up, clusterID, len(members), out)
+		}
+		return nil
+	})
 	// Controllers are those registered so far (DescribeCluster): soon
 	// after start, not yet all of them.
 	t.Logf("kraftd status --command-config over %s: leader %d, high watermark %d, %d controllers registered", protocol, st.LeaderID, st.HighWatermark, len(st.Controllers))

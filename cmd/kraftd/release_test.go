@@ -68,6 +68,8 @@ func TestExitCodes(t *testing.T) {
 		{"override without =", []string{"start", "--config", conf, "--override", "node.id"}, 2, "want key=value"},
 		{"invalid override", []string{"start", "--config", conf, "--override", "controller.quorum.fetch.timeout.ms=soon"}, 2, "with --override: config controller.quorum.fetch.timeout.ms"},
 		{"unknown completion shell", []string{"completion", "fish"}, 2, "only bash"},
+		{"status asking nobody", []string{"status"}, 2, "--bootstrap-controller or --config is required"},
+		{"status of a file naming no controller", []string{"status", "--config", writeConfig(t, "")}, 2, "controller.quorum.voters"},
 		{"unformatted directory", []string{"start", "--config", conf}, 1, "not formatted"},
 	} {
 		out, code := run(t, bin, tc.args...)

@@ -63,12 +63,12 @@ type Probe struct {
 	// software version as the wire tells.
 	SupportedMetadataVersion string `json:"supported_metadata_version"`
 
-	given           bool      // a target of Ask, not found in an answer
-	registered      []Address // DescribeCluster's controllers
-	knownLeaderAddr string    // the leader's endpoint from Fetch, if given
-	kraftVersion    int16
-	quorum          *kmsg.DescribeQuorumResponseTopicPartition // when it answered as leader
-	nodes           []kmsg.DescribeQuorumResponseNode
+	given        bool      // a target of Ask, not found in an answer
+	registered   []Address // DescribeCluster's controllers
+	knownLeader  Address   // the leader's endpoint from Fetch (port 0: none)
+	kraftVersion int16
+	quorum       *kmsg.DescribeQuorumResponseTopicPartition // when it answered as leader
+	nodes        []kmsg.DescribeQuorumResponseNode
 }
 
 // Address is a controller's endpoint.
@@ -189,7 +189,7 @@ func askEpoch(ctx context.Context, b *kgo.Broker, p *Probe) error {
 	p.Epoch, p.LeaderID = cur.LeaderEpoch, cur.LeaderID
 	for _, e := range f.Brokers {
 		if e.NodeID == cur.LeaderID {
-			p.knownLeaderAddr = Address{Host: e.Host, Port: e.Port}.String()
+			p.knownLeader = Address{ID: e.NodeID, Host: e.Host, Port: e.Port}
 		}
 	}
 	return nil

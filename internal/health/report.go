@@ -17,8 +17,8 @@ import (
 type Options struct {
 	Security *server.ClientSecurity
 	// Timeout bounds each controller's answers; the controllers are asked
-	// at once, in at most two rounds (the addresses given, then those the
-	// answers name), so Ask takes at most twice as long.
+	// at once, in at most three rounds (the addresses given, then those
+	// the answers name, twice), so Ask takes at most three times as long.
 	Timeout time.Duration
 	// Limits decide when a voter counts as lagging.
 	Limits Limits
@@ -79,28 +79,33 @@ func Ask(ctx context.Context, targets []Target, staticVoters bool, opts Options)
 	var views []listenerView
 	var errs []error
 	read := make(chan struct{})
-	go func() { // beside the probes, so that Ask's bound stays two timeouts
+	go func() { // beside the probes, so that it adds no time
 		views, errs = readListeners(ctx, opts.MetricsURLs, opts.Timeout)
 		close(read)
 	}()
 	probes := askAll(ctx, targets, opts)
+	for _, p := range probes {
+		p.given = true
+	}
 	seen := map[string]bool{}
 	for _, t := range targets {
 		seen[t.Addr] = true
 	}
-	var more []Target
-	for _, p := range probes {
-		for _, a := range namedControllers(p) {
-			if !seen[a.String()] {
-				seen[a.String()] = true
-				more = append(more, Target{ID: a.ID, Addr: a.String()})
+	// A follower names the leader (registered controllers), the leader
+	// names the voters: two more rounds at most.
+	for round, asked := 0, probes; round < 2; round++ {
+		var more []Target
+		for _, p := range asked {
+			for _, a := range namedControllers(p) {
+				if !seen[a.String()] {
+					seen[a.String()] = true
+					more = append(more, Target{ID: a.ID, Addr: a.String()})
+				}
 			}
 		}
+		asked = askAll(ctx, more, opts)
+		probes = append(probes, asked...)
 	}
-	for _, p := range probes {
-		p.given = true
-	}
-	probes = append(probes, askAll(ctx, more, opts)...)
 	r := assemble(probes, staticVoters)
 	<-read
 	r.addListeners(views)
@@ -130,6 +135,9 @@ func askAll(ctx context.Context, targets []Target, opts Options) []*Probe {
 // namedControllers are the controller endpoints an answer names.
 func namedControllers(p *Probe) []Address {
 	out := slices.Clone(p.registered)
+	if p.knownLeader.Port != 0 {
+		out = append(out, p.knownLeader)
+	}
 	for _, n := range p.nodes {
 		// A voter's first listener only: the others may speak another
 		// security protocol than this client's.
@@ -177,7 +185,7 @@ func assemble(probes []*Probe, staticVoters bool) *Report {
 		case p.Role == "leader" || !p.Reachable || p.Epoch < 0:
 		case p.LeaderID < 0:
 			p.Role = "no-leader"
-		case p.LeaderID == p.ID || p.ID < 0 && p.knownLeaderAddr == p.Address:
+		case p.LeaderID == p.ID || p.ID < 0 && p.knownLeader.Port != 0 && p.knownLeader.String() == p.Address:
 			p.Role = "leader"
 		case !p.Voter:
 			p.Role = "observer"
