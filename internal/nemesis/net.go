@@ -23,7 +23,8 @@ type Net struct {
 	root   string // the cgroup mounted there ("/" unless in a container's view)
 	cgroup string // this test's cgroup, relative to mount ("/kraftd-nemesis-…")
 
-	setup int // how many of NewNet's four iptables commands succeeded
+	tag   uint32 // the high 24 bits of its nodes' marks
+	setup int    // how many of NewNet's four iptables commands succeeded
 
 	mu    sync.Mutex
 	nodes map[int32]netNode
@@ -34,15 +35,14 @@ type netNode struct {
 	cgroup string // from the hierarchy's root, as iptables's cgroup match takes it
 	dir    string // the directory
 	port   int
-	mark   int
+	mark   uint32
 }
 
-// markMask is the bits of a packet's and a connection's mark a Net uses;
-// a node's mark is markBase + its id.
-const (
-	markBase = 0x6b00
-	markMask = 0xffff
-)
+// A node's mark, on its packets and on the connections it opens, is its
+// Net's random 24-bit tag and then its id in the low byte. The INPUT chains
+// of every Net see every packet, so the tag keeps one test's drops off
+// another's processes, whose ids are the same.
+const maxNodeID = 0xff
 
 // NewNet makes the test's cgroup and chains and hooks the chains into
 // OUTPUT and INPUT; the test's end removes them. Call it before starting
@@ -53,8 +53,8 @@ func NewNet(t testing.TB) *Net {
 	if err != nil {
 		t.Fatalf("nemesis: %v", err)
 	}
-	tag := randomTag()
-	n := &Net{t: t, out: "kn-" + tag + "-out", in: "kn-" + tag + "-in", mount: mount, root: root,
+	tag, mark := randomTag()
+	n := &Net{t: t, tag: mark, out: "kn-" + tag + "-out", in: "kn-" + tag + "-in", mount: mount, root: root,
 		cgroup: "/kraftd-nemesis-" + tag, nodes: map[int32]netNode{}}
 	if err := os.Mkdir(filepath.Join(mount, n.cgroup), 0o755); err != nil {
 		t.Fatalf("nemesis: a cgroup of the test's own: %v", err)
@@ -76,14 +76,14 @@ func (n *Net) Node(id int32, port int) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	rel := fmt.Sprintf("%s/node-%d", n.cgroup, id)
-	node := netNode{cgroup: filepath.Join(n.root, rel), dir: filepath.Join(n.mount, rel), port: port, mark: markBase + int(id)}
-	if _, dup := n.nodes[id]; dup || id < 0 || id >= markMask-markBase {
+	node := netNode{cgroup: filepath.Join(n.root, rel), dir: filepath.Join(n.mount, rel), port: port, mark: n.tag<<8 | uint32(id)}
+	if _, dup := n.nodes[id]; dup || id < 0 || id > maxNodeID {
 		n.t.Fatalf("nemesis: node id %d registered twice or out of range", id)
 	}
 	if err := os.Mkdir(node.dir, 0o755); err != nil {
 		n.t.Fatalf("nemesis: %v", err)
 	}
-	mark := fmt.Sprintf("%#x/%#x", node.mark, markMask)
+	mark := fmt.Sprintf("%#x", node.mark)
 	for _, rule := range [][]string{
 		{"-A", n.out, "-m", "cgroup", "--path", node.cgroup, "-j", "MARK", "--set-mark", mark},
 		{"-A", n.out, "-m", "cgroup", "--path", node.cgroup, "-m", "conntrack", "--ctstate", "NEW", "-j", "CONNMARK", "--set-mark", mark},
@@ -108,10 +108,10 @@ func (n *Net) Cut(from, to int32) {
 	if !ok1 || !ok2 {
 		n.t.Fatalf("nemesis: cut %d -> %d: unknown node", from, to)
 	}
-	sender := fmt.Sprintf("%#x/%#x", f.mark, markMask)
+	sender := fmt.Sprintf("%#x", f.mark)
 	for _, rule := range [][]string{
 		{n.in, "-m", "mark", "--mark", sender, "-p", "tcp", "--dport", fmt.Sprint(r.port), "-j", "DROP"},
-		{n.in, "-m", "mark", "--mark", sender, "-m", "connmark", "--mark", fmt.Sprintf("%#x/%#x", r.mark, markMask), "-j", "DROP"},
+		{n.in, "-m", "mark", "--mark", sender, "-m", "connmark", "--mark", fmt.Sprintf("%#x", r.mark), "-j", "DROP"},
 	} {
 		if err := iptables(append([]string{"-A"}, rule...)...); err != nil {
 			n.t.Fatalf("nemesis: %v", err)
@@ -215,8 +215,12 @@ func cgroup2Mount() (mount, root string, err error) {
 	return "", "", fmt.Errorf("no cgroup v2 hierarchy is mounted (/proc/self/mountinfo): the packet filter tells processes apart by their cgroup")
 }
 
-func randomTag() string {
+// randomTag names a Net's chains and cgroup, and gives the 24-bit tag of
+// its marks (never 0: an unmarked packet has mark 0).
+func randomTag() (string, uint32) {
 	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	for b[1]|b[2]|b[3] == 0 {
+		_, _ = rand.Read(b)
+	}
+	return hex.EncodeToString(b), uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }

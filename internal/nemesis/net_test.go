@@ -14,8 +14,8 @@ import (
 // into each node's cgroup while it opens that node's sockets (a socket
 // keeps the cgroup it was made in, and an accepted one its listener's),
 // connects them both ways, and checks that Cut drops exactly one
-// direction on both connections, Heal restores them, and Isolate drops
-// both.
+// direction on both connections, Heal restores them, Isolate drops both,
+// and another Net's cuts of nodes with the same ids drop nothing here.
 func TestCutDropsOneWay(t *testing.T) {
 	n := NewNet(t)
 	la, lb := listen(t), listen(t)
@@ -65,6 +65,13 @@ func TestCutDropsOneWay(t *testing.T) {
 	}
 	all := map[string]bool{"a sends on a->b": true, "a sends on b->a": true, "b sends on a->b": true, "b sends on b->a": true}
 	flows(all)
+	// Another test's Net, whose nodes have the same ids, cuts its own.
+	other := NewNet(t)
+	other.Node(1, 1)
+	other.Node(2, 2)
+	other.Isolate(1)
+	flows(all)
+	other.Heal()
 	n.Cut(1, 2)
 	held := flows(map[string]bool{"b sends on a->b": true, "b sends on b->a": true})
 	n.Heal()
