@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,10 +55,12 @@ type statusJSON struct {
 // its output.
 func runStatusUntil(t *testing.T, bin string, want int, text string, args ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
+	start := time.Now()
+	deadline := start.Add(time.Minute)
+	for tries := 1; ; tries++ {
 		out, code := run(t, bin, append([]string{"status", "--timeout", "2s"}, args...)...)
 		if code == want && strings.Contains(out, text) {
+			t.Logf("exit %d with %q after %d runs, %.1f s", want, text, tries, time.Since(start).Seconds())
 			return out
 		}
 		if time.Now().After(deadline) {
@@ -77,9 +81,11 @@ func decodeStatus(t *testing.T, out string) statusJSON {
 
 // TestStatusBadDay runs `kraftd status` against a real three-node kraftd
 // quorum as it loses its voters: healthy (exit 0) asked by a list, by
-// --config and with an address that answers nothing; one voter stopped
-// with SIGSTOP (exit 1, "voter N ... is down"); two voters killed (exit
-// 2, "no majority reachable"), when the last one still answers.
+// --config with --metrics, and with an address that answers nothing; one
+// voter stopped with SIGSTOP (exit 1, "voter N ... is down"); one voter
+// formatted again with another cluster id (exit 1, "split cluster ids");
+// two voters killed (exit 2, "no majority reachable", and, from the
+// survivor's metrics listener, how long no leader was heard from).
 func TestStatusBadDay(t *testing.T) {
 	t.Parallel()
 	bin := kraftdBinary(t)
@@ -132,26 +138,47 @@ func TestStatusBadDay(t *testing.T) {
 		t.Errorf("the stray address: %+v\n%s", p, out)
 	}
 
-	follower := 1 + leader%3
-	if err := q.procs[follower-1].Process.Signal(syscall.SIGSTOP); err != nil {
+	// One voter stopped (SIGSTOP), then back.
+	a := 1 + leader%3
+	if err := q.procs[a-1].Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	out = runStatusUntil(t, bin, 1, fmt.Sprintf("voter %d (%s) is down: no answer within 2s", follower, q.addr(follower)), "--bootstrap-controller", all)
+	out = runStatusUntil(t, bin, 1, fmt.Sprintf("voter %d (%s) is down: no answer within 2s", a, q.addr(a)), "--bootstrap-controller", all)
 	if !strings.Contains(out, "diagnosis: degraded: voter ") {
 		t.Errorf("one voter stopped:\n%s", out)
 	}
 	t.Logf("one voter stopped:\n%s", out)
+	if err := q.procs[a-1].Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	st = decodeStatus(t, runStatusUntil(t, bin, 0, `"state": "healthy"`, "--bootstrap-controller", all, "--json"))
 
-	// Two voters killed: the follower (still stopped) and the leader.
-	for _, id := range []int32{follower, leader} {
+	// A voter formatted again with another cluster id.
+	leader = st.LeaderID
+	b := 1 + leader%3
+	q.stop(t, b)
+	meta := filepath.Join(filepath.Dir(q.confs[b-1]), "meta")
+	if err := os.RemoveAll(meta); err != nil {
+		t.Fatal(err)
+	}
+	const other = "0therC1usterIdAAAAAAAA"
+	mustRun(t, bin, "format", "--config", q.confs[b-1], "--cluster-id", other, "--ignore-existing-cluster")
+	q.start(t, b)
+	want := fmt.Sprintf("split cluster ids: voter %d (%s) answers for cluster %s, the quorum is %s", b, q.addr(b), other, q.clusterID)
+	out = runStatusUntil(t, bin, 1, want, "--bootstrap-controller", all)
+	t.Logf("a voter of another cluster:\n%s", out)
+
+	// Two voters killed, the leader among them: the follower left knows
+	// when it last heard from a leader.
+	last := 6 - leader - b
+	for _, id := range []int32{leader, b} {
 		_ = q.procs[id-1].Process.Kill() // by PID, the process this test started
 		_ = q.procs[id-1].Wait()
 		q.procs[id-1] = nil
 	}
-	last := 6 - leader - follower
-	out = runStatusUntil(t, bin, 2, "no majority reachable: 1 of 3 voters answer", "--config", q.confs[last-1], "--json", "--metrics", metricsURL(last))
+	out = runStatusUntil(t, bin, 2, "none heard from for ", "--config", q.confs[last-1], "--json", "--metrics", metricsURL(last))
 	st = decodeStatus(t, out)
-	if st.Diagnosis.State != "down" || !strings.Contains(st.Diagnosis.Summary, "; no leader answers, none heard from for ") ||
+	if st.Diagnosis.State != "down" || !strings.Contains(st.Diagnosis.Summary, "no majority reachable: 1 of 3 voters answer") ||
 		st.VoterSource != "config" || len(st.Probes) != 3 {
 		t.Errorf("two voters killed:\n%s", out)
 	}

@@ -60,12 +60,23 @@ func diagnose(r *Report, lim Limits) Diagnosis {
 		case !p.Reachable:
 			down = append(down, nodeName(p))
 			downProblems = append(downProblems, Problem{"voter_down", v.id, fmt.Sprintf("voter %s is down: %s", nodeName(p), p.Error)})
-		case p.ClusterID != "" && r.ClusterID != "" && p.ClusterID != r.ClusterID:
+		case r.foreign(p):
 			down = append(down, nodeName(p))
-			foreign = append(foreign, Problem{"split_cluster_ids", v.id, fmt.Sprintf("split cluster ids: voter %s answers for cluster %s, the quorum is %s",
-				nodeName(p), p.ClusterID, r.ClusterID)})
 		default:
 			up++
+		}
+	}
+	// Any controller asked, voter or not, may be of another cluster: a
+	// node formatted with another cluster id, or an address of another
+	// quorum.
+	for _, p := range r.Probes {
+		if p.Reachable && r.foreign(p) {
+			role := "controller"
+			if p.Voter {
+				role = "voter"
+			}
+			foreign = append(foreign, Problem{"split_cluster_ids", p.ID, fmt.Sprintf("split cluster ids: %s %s answers for cluster %s, the quorum is %s",
+				role, nodeName(p), p.ClusterID, r.ClusterID)})
 		}
 	}
 	if n := len(voters); n == 0 || up <= n/2 {
@@ -119,15 +130,17 @@ func noLeaderText(r *Report) string {
 	}
 	heard := ""
 	if contact >= 0 {
-		heard = fmt.Sprintf(" for %.1f s", float64(contact)/1000)
+		heard = fmt.Sprintf(", none heard from for %.1f s", float64(contact)/1000)
 	}
 	if len(follows) == 0 {
 		return "no leader" + heard + ": no controller that answers knows one"
 	}
-	if heard != "" {
-		heard = ", none heard from" + heard
-	}
 	return "no leader answers" + heard + ": " + strings.Join(follows, ", ")
+}
+
+// foreign is whether p answered for another cluster than the quorum's.
+func (r *Report) foreign(p *Probe) bool {
+	return p.ClusterID != "" && r.ClusterID != "" && p.ClusterID != r.ClusterID
 }
 
 func (r *Report) lagging(voters []voter, lim Limits) []Problem {
