@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -23,31 +22,15 @@ import (
 // survivor keeps leading its epoch and the broker follows it.
 func TestRecoverLaggingSurvivor(t *testing.T) {
 	t.Parallel()
-	ReserveJVMs(t, 1)
 	at := stamp(t)
-	ctls := newKraftdStaticQuorum(t, 3)
-	for _, n := range ctls {
-		n.start(t)
-	}
+	ctls, brokers := startRecoverCluster(t)
 	cur := WaitLeader(t, Addrs(ctls...), nil)
-	var voters []string
-	for _, n := range ctls {
-		voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
-	}
-	brokers := StartBrokers(t, recoverBroker, strings.Join(voters, ","), clusterIDOf(t, ctls[0]), []int{101}, nil)
 	broker := brokers.Brokers[0]
 	CreateTopic(t, broker.Addr(), "acked", 1, 1, nil)
 	acked := produceAcked(t, broker.Addr(), "acked", 100)
 	survivor := ctls[slices.IndexFunc(ctls, func(n *kraftdNode) bool { return n.ID != cur.LeaderID })]
 	survivor.Proc.Kill()
-	CreateTopic(t, broker.Addr(), "late", 1, 1, nil)
-	Eventually(t, ReadyTimeout, "the broker sees the topic the survivor missed", broker.Proc, func() error {
-		m, err := Metadata(broker.Addr(), "late")
-		if err != nil || len(m.Leaders["late"]) != 1 {
-			return fmt.Errorf("leaders %v, %v", m, err)
-		}
-		return nil
-	})
+	createAndSee(t, broker, "late") // the survivor misses it
 	lost := slices.DeleteFunc(slices.Clone(ctls), func(n *kraftdNode) bool { return n == survivor })
 	for _, n := range lost {
 		n.Proc.Kill()
@@ -100,21 +83,7 @@ func TestRecoverLaggingSurvivor(t *testing.T) {
 			}
 		}
 	}
-	CreateTopic(t, broker.Addr(), "after-fence", 1, 1, nil)
-	Eventually(t, ReadyTimeout, "the broker sees the topic created after the fence", broker.Proc, func() error {
-		m, err := Metadata(broker.Addr(), "after-fence")
-		if err != nil || len(m.Leaders["after-fence"]) != 1 {
-			return fmt.Errorf("leaders %v, %v", m, err)
-		}
-		return nil
-	})
-	for _, n := range lost {
-		Eventually(t, time.Minute, fmt.Sprintf("old voter %d says it is no voter", n.ID), nil, func() error {
-			if out := n.Proc.Output(); strings.Contains(out, "not a voter any more") || strings.Contains(out, "truncate") {
-				return nil
-			}
-			return fmt.Errorf("no such line yet")
-		})
-	}
+	createAndSee(t, broker, "after-fence")
+	saysNoVoter(t, lost)
 	at("old voters with longer logs back: the survivor kept leading")
 }

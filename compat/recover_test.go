@@ -33,18 +33,8 @@ const recoverBroker = "4.4.0"
 //     it with every record and topic.
 func TestRecoverLostMajority(t *testing.T) {
 	t.Parallel()
-	ReserveJVMs(t, 1)
 	at := stamp(t)
-	ctls := newKraftdStaticQuorum(t, 3)
-	for _, n := range ctls {
-		n.start(t)
-	}
-	WaitLeader(t, Addrs(ctls...), nil)
-	var voters []string
-	for _, n := range ctls {
-		voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
-	}
-	brokers := StartBrokers(t, recoverBroker, strings.Join(voters, ","), clusterIDOf(t, ctls[0]), []int{101}, nil)
+	ctls, brokers := startRecoverCluster(t)
 	broker := brokers.Brokers[0]
 	CreateTopic(t, broker.Addr(), "acked", 3, 1, nil)
 	acked := produceAcked(t, broker.Addr(), "acked", 300)
@@ -77,12 +67,7 @@ func TestRecoverLostMajority(t *testing.T) {
 	}
 	t.Logf("kraftd recover:\n%s", out)
 	survivor.start(t)
-	rec := WaitLeader(t, []string{survivor.Addr()}, func(s *QuorumStatus) error {
-		if s.LeaderEpoch <= cur.LeaderEpoch+1_000_000 || !slices.Equal(s.Voters, []int32{survivor.ID}) {
-			return fmt.Errorf("leader %d epoch %d voters %v", s.LeaderID, s.LeaderEpoch, s.Voters)
-		}
-		return nil
-	})
+	rec := WaitLeader(t, []string{survivor.Addr()}, soleVoterAbove(survivor.ID, cur.LeaderEpoch))
 	at(fmt.Sprintf("recovered: node %d leads epoch %d alone", rec.LeaderID, rec.LeaderEpoch))
 	CreateTopic(t, broker.Addr(), "after-recovery", 1, 1, nil)
 	checkConsumed(t, broker.Addr(), "acked", acked)
@@ -118,12 +103,7 @@ func checkFromBroker(t *testing.T, ctls []*kraftdNode, rec *QuorumStatus, broker
 	}
 	t.Logf("kraftd recover --from-broker-dir:\n%s", out)
 	n.start(t)
-	st := WaitLeader(t, []string{n.Addr()}, func(s *QuorumStatus) error {
-		if s.LeaderEpoch <= rec.LeaderEpoch+1_000_000 || !slices.Equal(s.Voters, []int32{n.ID}) {
-			return fmt.Errorf("leader %d epoch %d voters %v", s.LeaderID, s.LeaderEpoch, s.Voters)
-		}
-		return nil
-	})
+	st := WaitLeader(t, []string{n.Addr()}, soleVoterAbove(n.ID, rec.LeaderEpoch))
 	CreateTopic(t, broker.Addr(), "after-broker-recovery", 1, 1, nil)
 	m, err := Metadata(broker.Addr(), "after-recovery", "after-fence")
 	if err != nil || len(m.Leaders["after-recovery"]) != 1 || len(m.Leaders["after-fence"]) != 1 {
@@ -149,29 +129,52 @@ func checkFenced(t *testing.T, survivor *kraftdNode, lost []*kraftdNode, rec *Qu
 	if err != nil || !slices.Equal(s.Voters, []int32{survivor.ID}) {
 		t.Fatalf("the survivor after the old voters came back: %+v, %v", s, err)
 	}
-	// Each old voter either follows as an observer, saying why it no
-	// longer stands, or stopped on a log that diverged below its high
-	// watermark (if it had committed in an old epoch meanwhile).
-	for _, n := range lost {
-		Eventually(t, time.Minute, fmt.Sprintf("old voter %d says it is no voter", n.ID), nil, func() error {
-			out := n.Proc.Output()
-			if strings.Contains(out, "not a voter any more") || strings.Contains(out, "truncate") {
-				return nil
-			}
-			return fmt.Errorf("no such line yet; observers of the survivor: %v", s.Observers)
-		})
+	saysNoVoter(t, lost)
+	createAndSee(t, broker, "after-fence")
+}
+
+// startRecoverCluster starts three kraftd controllers (a static quorum)
+// and an Apache broker on them.
+func startRecoverCluster(t *testing.T) ([]*kraftdNode, *BrokerSet) {
+	t.Helper()
+	ReserveJVMs(t, 1)
+	ctls := newKraftdStaticQuorum(t, 3)
+	var voters []string
+	for _, n := range ctls {
+		n.start(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", n.ID, n.Addr()))
 	}
-	CreateTopic(t, broker.Addr(), "after-fence", 1, 1, nil)
-	Eventually(t, ReadyTimeout, "the broker sees the topic created after the fence", broker.Proc, func() error {
-		m, err := Metadata(broker.Addr(), "after-fence")
-		if err != nil {
-			return err
-		}
-		if len(m.Leaders["after-fence"]) != 1 {
-			return fmt.Errorf("leaders %v", m.Leaders)
+	WaitLeader(t, Addrs(ctls...), nil)
+	return ctls, StartBrokers(t, recoverBroker, strings.Join(voters, ","), clusterIDOf(t, ctls[0]), []int{101}, nil)
+}
+
+// createAndSee creates topic through the broker and waits until the
+// broker's metadata has it.
+func createAndSee(t *testing.T, broker *ApacheBroker, topic string) {
+	t.Helper()
+	CreateTopic(t, broker.Addr(), topic, 1, 1, nil)
+	Eventually(t, ReadyTimeout, "the broker sees topic "+topic, broker.Proc, func() error {
+		m, err := Metadata(broker.Addr(), topic)
+		if err != nil || len(m.Leaders[topic]) != 1 {
+			return fmt.Errorf("leaders %v, %v", m, err)
 		}
 		return nil
 	})
+}
+
+// saysNoVoter waits until each old voter logged that it no longer stands
+// (an observer of the recovered quorum), or stopped on a log that
+// diverged below its high watermark (it had committed in an old epoch).
+func saysNoVoter(t *testing.T, old []*kraftdNode) {
+	t.Helper()
+	for _, n := range old {
+		Eventually(t, time.Minute, fmt.Sprintf("old voter %d says it is no voter", n.ID), nil, func() error {
+			if out := n.Proc.Output(); strings.Contains(out, "not a voter any more") || strings.Contains(out, "truncate") {
+				return nil
+			}
+			return errorf("no such line yet")
+		})
+	}
 }
 
 // onlyLeader watches the controllers at addrs for several election

@@ -16,6 +16,7 @@
 // It never runs beside a node: it refuses a directory whose lock a kraftd
 // (flock) or Apache (fcntl) process holds, a node the newest voter set
 // does not name, and it changes nothing unless Recover is called; Inspect
-// only reads (but, like a start, opens the log and cuts a torn tail).
+// only reads (but opens the directory as a start does: it cuts a torn
+// tail and leaves kraftd's kraftd-log-started note).
 // It imports storage and metadata and never quorum, node or server.
 package recovery

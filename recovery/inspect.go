@@ -156,7 +156,9 @@ func (s *State) readSnapshot(log *storage.Log) error {
 	if info.Voters != nil {
 		s.Voters, s.VotersFrom = voterIDs(info.Voters), "snapshot "+s.Snapshot.FileName()
 	}
-	s.Committed, s.CommittedWhy = s.Snapshot.EndOffset, "the end of snapshot "+s.Snapshot.FileName()
+	if s.Snapshot.EndOffset > 0 {
+		s.Committed, s.CommittedWhy = s.Snapshot.EndOffset, "the end of snapshot "+s.Snapshot.FileName()
+	}
 	return nil
 }
 

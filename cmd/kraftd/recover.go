@@ -115,7 +115,11 @@ func printState(w io.Writer, s *recovery.State) {
 	} else {
 		fmt.Fprintf(w, "newest snapshot:   none\n")
 	}
-	fmt.Fprintf(w, "log:               offsets %d to %d, last epoch %d\n", s.LogStart, s.LogEnd-1, s.LogEpoch)
+	if s.LogEnd > s.LogStart {
+		fmt.Fprintf(w, "log:               offsets %d to %d, last epoch %d\n", s.LogStart, s.LogEnd-1, s.LogEpoch)
+	} else {
+		fmt.Fprintf(w, "log:               empty, from offset %d\n", s.LogStart)
+	}
 	fmt.Fprintf(w, "quorum-state:      epoch %d, leader %d, voted %d\n", s.QuorumState.LeaderEpoch, s.QuorumState.LeaderID, s.QuorumState.VotedID)
 	fmt.Fprintf(w, "voters:            %v (%s), kraft.version %d\n", s.Voters, s.VotersFrom, s.KRaftVersion)
 	fmt.Fprintf(w, "metadata.version:  %s (level %d)\n", controller.MetadataVersionName(s.MetadataVersion), s.MetadataVersion)

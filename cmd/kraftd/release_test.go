@@ -71,6 +71,8 @@ func TestExitCodes(t *testing.T) {
 		{"status asking nobody", []string{"status"}, 2, "--bootstrap-controller or --config is required"},
 		{"status of a file naming no controller", []string{"status", "--config", writeConfig(t, "")}, 2, "controller.quorum.voters"},
 		{"unformatted directory", []string{"start", "--config", conf}, 1, "not formatted"},
+		{"recover of an unformatted directory", []string{"recover", "--config", conf}, 2, "not formatted"},
+		{"recover from a broker unconfirmed", []string{"recover", "--config", conf, "--from-broker-dir", conf}, 2, "--yes-i-lost-the-majority"},
 	} {
 		out, code := run(t, bin, tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.says) {
