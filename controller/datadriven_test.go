@@ -2,17 +2,17 @@ package controller
 
 import (
 	"flag"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/datadriven"
 )
 
 // Controller transcripts: scenario files in testdata/*.txt drive the real
 // Core on the test's goroutine, one explicit input per command, and print
-// what it proposed and answered (transcript_test.go). The format is the
-// quorum's (quorum/datadriven_test.go): stanzas of
+// what it proposed and answered (transcript_test.go). The format is
+// internal/datadriven's, as the quorum's transcripts: stanzas of
 //
 //	command arg key=value ...
 //	----
@@ -77,39 +77,5 @@ func (c txCmd) has(word string) bool {
 }
 
 func runTranscript(t *testing.T, path string, run func(txCmd) string) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(raw), "\n"), "\n")
-	var out strings.Builder
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			out.WriteString(line + "\n")
-			continue
-		}
-		c := parseCmd(line, fmt.Sprintf("%s:%d", filepath.Base(path), i+1))
-		if i++; i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("%s: expected ---- after the command", c.pos)
-		}
-		var want []string
-		for i+1 < len(lines) && lines[i+1] != "" {
-			i++
-			want = append(want, lines[i])
-		}
-		got := strings.TrimRight(run(c), "\n")
-		if got == "" {
-			got = "ok"
-		}
-		if !*rewrite && got != strings.Join(want, "\n") {
-			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", c.pos, line, got, strings.Join(want, "\n"))
-		}
-		out.WriteString(line + "\n----\n" + got + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	datadriven.Run(t, path, *rewrite, func(line, pos string) string { return run(parseCmd(line, pos)) })
 }

@@ -2,23 +2,15 @@ package quorum_test
 
 import (
 	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/internal/datadriven"
 )
 
-// A tiny datadriven runner in the style of cockroachdb/datadriven: a file is
-// a list of stanzas
-//
-//	command arg key=value ...
-//	----
-//	expected output
-//	<blank line>
-//
-// Lines starting with # between stanzas are comments. With -rewrite the
-// files are rewritten with the actual output.
+// The consensus transcripts (testdata/*.txt) are in internal/datadriven's
+// format; a command is its first word and the words after it. With -rewrite
+// the files are rewritten with the actual output.
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata files with actual output")
 
@@ -51,43 +43,8 @@ func (c testCmd) has(word string) bool {
 
 func runDataDriven(t *testing.T, path string, run func(t *testing.T, c testCmd) string) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(raw), "\n")
-	var out strings.Builder
-	for i := 0; i < len(lines); i++ {
-		line := lines[i]
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			if i < len(lines)-1 || line != "" {
-				out.WriteString(line + "\n")
-			}
-			continue
-		}
+	datadriven.Run(t, path, *rewrite, func(line, pos string) string {
 		fields := strings.Fields(line)
-		c := testCmd{line: line, name: fields[0], args: fields[1:], pos: fmt.Sprintf("%s:%d", filepath.Base(path), i+1)}
-		i++
-		if i >= len(lines) || lines[i] != "----" {
-			t.Fatalf("%s: expected ---- after command", c.pos)
-		}
-		var want []string
-		for i+1 < len(lines) && lines[i+1] != "" {
-			i++
-			want = append(want, lines[i])
-		}
-		got := strings.TrimRight(run(t, c), "\n")
-		if got == "" {
-			got = "ok"
-		}
-		if !*rewrite && got != strings.Join(want, "\n") {
-			t.Errorf("%s: %s\n got:\n%s\nwant:\n%s", c.pos, line, got, strings.Join(want, "\n"))
-		}
-		out.WriteString(line + "\n----\n" + got + "\n")
-	}
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return run(t, testCmd{line: line, name: fields[0], args: fields[1:], pos: pos})
+	})
 }
