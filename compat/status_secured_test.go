@@ -10,8 +10,8 @@ import (
 
 // checkStatusSecured runs `kraftd status --command-config` against a
 // secured controller listener (SSL, SASL_SSL), with the same client
-// properties Apache's kafka-metadata-quorum reads: it must find the
-// cluster, a leader and the voters. Without the properties it must find
+// properties Apache's kafka-metadata-quorum reads, and with a controller's
+// own properties file: it must find the cluster, a leader and the voters. Without the properties it must find
 // every controller down (exit 2) rather than hang or answer.
 func checkStatusSecured(t *testing.T, protocol string, members []*MixedMember, clusterID, clientProps string) {
 	t.Helper()
@@ -45,6 +45,14 @@ func checkStatusSecured(t *testing.T, protocol string, members []*MixedMember, c
 		if st.ClusterID != clusterID || st.LeaderID < 0 || st.HighWatermark < 1 || len(st.Voters) != len(members) || len(st.Controllers) < 1 || up != len(members) {
 			return fmt.Errorf("cluster %q leader %d high watermark %d, %d voters, %d controllers, %d answered; want cluster %q, a leader, %d voters:\n%s",
 				st.ClusterID, st.LeaderID, st.HighWatermark, len(st.Voters), len(st.Controllers), up, clusterID, len(members), out)
+		}
+		return nil
+	})
+	// A controller's own file gives the listener's TLS and SASL too.
+	Eventually(t, ReadyTimeout, "kraftd status --config over "+protocol, nil, func() error {
+		out, code := kraftdStatus(t, "--config", members[0].ConfigFile())
+		if want := fmt.Sprintf("%d of %d voters up", len(members), len(members)); code != 0 || !strings.Contains(out, want) {
+			return fmt.Errorf("exit %d, want 0 and %q:\n%s", code, want, out)
 		}
 		return nil
 	})

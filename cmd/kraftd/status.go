@@ -80,7 +80,7 @@ func statusTargets(c *cli.Context) (targets []health.Target, static bool, sec *s
 		for _, a := range commaList(list) {
 			targets = append(targets, health.Target{ID: -1, Addr: a})
 		}
-	} else if targets, static, sec, err = configTargets(file); err != nil {
+	} else if targets, static, sec, err = configTargets(file, c.String("command-config") == ""); err != nil {
 		return nil, false, nil, fmt.Errorf("--config %s: %w", file, err)
 	}
 	if path := c.String("command-config"); path != "" {
@@ -102,8 +102,10 @@ func commaList(s string) []string {
 }
 
 // configTargets reads a properties file's controllers and, from a
-// controller's file, its controller listener's client security.
-func configTargets(path string) ([]health.Target, bool, *server.ClientSecurity, error) {
+// controller's file when withSecurity, its controller listener's client
+// security (--command-config, when given, replaces it: the rest of the
+// file is then not read, so that nothing else in it can stop the command).
+func configTargets(path string, withSecurity bool) ([]health.Target, bool, *server.ClientSecurity, error) {
 	props, err := readProperties(path)
 	if err != nil {
 		return nil, false, nil, err
@@ -118,7 +120,7 @@ func configTargets(path string) ([]health.Target, bool, *server.ClientSecurity, 
 	}
 	static := ids[0] >= 0
 	sec := &server.ClientSecurity{Protocol: "PLAINTEXT"}
-	if strings.TrimSpace(props["process.roles"]) == "controller" {
+	if withSecurity && strings.TrimSpace(props["process.roles"]) == "controller" {
 		cfg, err := server.ParseConfig(props)
 		if err != nil {
 			return nil, false, nil, err
