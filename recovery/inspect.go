@@ -274,7 +274,10 @@ func voterIDs(r *metadata.VotersRecord) []int32 {
 // EpochJump is how far above the lost quorum's newest epoch the recovered
 // one starts: old voters that come back elect at most one epoch per
 // election, so they cannot reach it, and any exchange with the recovered
-// node moves them into its epoch.
+// node moves them into its epoch. It stays below the 2^20 epochs by which
+// a node's quorum-state may lead its log before start-up warns of a
+// forged epoch (node/epoch_check.go): an old voter that took the new epoch
+// and restarts before fetching must not warn.
 const EpochJump = 1_000_000
 
 // newEpoch is the epoch the recovered quorum-state holds.
