@@ -44,10 +44,19 @@ func FromBrokerDir(fsys storage.FS, brokerDir string, cfg Config, now time.Time,
 		return nil, nil, err
 	}
 	meta := storage.MetaProperties{Version: 1, ClusterID: bmeta.ClusterID, NodeID: cfg.NodeID, DirectoryID: uuid.MustRandom()}
-	if err := storage.WriteMetaProperties(fsys, filepath.Join(cfg.MetadataLogDir, storage.MetaPropertiesName), meta, now); err != nil {
+	metaPath := filepath.Join(cfg.MetadataLogDir, storage.MetaPropertiesName)
+	if err := storage.WriteMetaProperties(fsys, metaPath, meta, now); err != nil {
 		return nil, nil, err
 	}
-	return recoverDir(fsys, cfg, now, logger, true)
+	s, res, err := recoverDir(fsys, cfg, now, logger, true)
+	if err != nil && res == nil {
+		// Unformatted again, so that the same command runs once the
+		// cause is fixed.
+		if rerr := fsys.Remove(metaPath); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return s, res, err
 }
 
 // copyLogFiles copies the segments, frozen snapshots and partition.metadata

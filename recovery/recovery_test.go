@@ -277,6 +277,22 @@ func TestFromBrokerDir(t *testing.T) {
 	if _, _, err := FromBrokerDir(storage.OSFS{}, src.MetadataLogDir, cfg, now, quiet(t)); !errors.Is(err, ErrTargetFormatted) {
 		t.Fatalf("into a formatted directory: %v", err)
 	}
+	// A refusal after the copy leaves the target unformatted: the same
+	// command runs again once the configuration is fixed.
+	old := fixture(t, 20, nil, control(0, 3, leaderChange(1)), data(1, 3, noop()))
+	if err := storage.WriteMetaProperties(storage.OSFS{}, filepath.Join(old.MetadataLogDir, storage.MetaPropertiesName), meta, now); err != nil {
+		t.Fatal(err)
+	}
+	cfg.MetadataLogDir = filepath.Join(t.TempDir(), "meta")
+	cfg.StaticVoters = []int32{7, 8}
+	if _, _, err := FromBrokerDir(storage.OSFS{}, old.MetadataLogDir, cfg, now, quiet(t)); !errors.Is(err, ErrStaticVoters) {
+		t.Fatalf("static below 3.9 with voters 7 and 8: %v", err)
+	}
+	cfg.StaticVoters = []int32{7}
+	if _, res, err := FromBrokerDir(storage.OSFS{}, old.MetadataLogDir, cfg, now, quiet(t)); err != nil || !res.Static {
+		t.Fatalf("again with voters=7: %+v, %v", res, err)
+	}
+	cfg.StaticVoters = nil
 	empty := t.TempDir()
 	if err := storage.WriteMetaProperties(storage.OSFS{}, filepath.Join(empty, storage.MetaPropertiesName), meta, now); err != nil {
 		t.Fatal(err)
