@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/internal/loopback"
+	"github.com/kraftd/kraftd/internal/nemesis"
+	"github.com/kraftd/kraftd/internal/supervisor"
 	"github.com/kraftd/kraftd/quorum"
 )
 
@@ -30,7 +32,7 @@ import (
 // 2^31-2 from node 99 left the quorum without a leader for good.
 func TestForgedEpochsOnRealQuorum(t *testing.T) {
 	bin := kraftdBinary(t)
-	q := startStaticQuorum(t, bin, 3)
+	q := startStaticQuorum(t, bin, 3, nil)
 	leader, e0 := q.waitLeader(t, -1)
 	t.Logf("node %d leads epoch %d", leader, e0)
 	for _, epoch := range []int32{math.MaxInt32, math.MaxInt32 - 1, math.MaxInt32 - 2, math.MaxInt32 - 100, e0 + 3, e0 + 1} {
@@ -102,11 +104,12 @@ type staticQuorum struct {
 	confs          []string
 	procs          []*exec.Cmd
 	logs           []string
+	cgroups        []string // each node's, when a nemesis.Net can cut it
 }
 
-// startStaticQuorum formats and starts n voters; extra, if given, adds
-// node i's own properties lines.
-func startStaticQuorum(t *testing.T, bin string, n int, extra ...func(id int32) string) *staticQuorum {
+// startStaticQuorum formats and starts n voters, each in a cgroup of cut
+// (nil: none); extra, if given, adds node i's own properties lines.
+func startStaticQuorum(t *testing.T, bin string, n int, cut *nemesis.Net, extra ...func(id int32) string) *staticQuorum {
 	t.Helper()
 	ports, err := loopback.FreePorts(n)
 	if err != nil {
@@ -132,6 +135,9 @@ func startStaticQuorum(t *testing.T, bin string, n int, extra ...func(id int32) 
 		mustRun(t, bin, "format", "--config", conf, "--cluster-id", q.clusterID)
 		q.confs = append(q.confs, conf)
 		q.logs = append(q.logs, filepath.Join(dir, "kraftd.log"))
+		if cut != nil {
+			q.cgroups = append(q.cgroups, cut.Node(int32(i+1), p))
+		}
 	}
 	t.Cleanup(func() {
 		for id := range q.procs {
@@ -171,7 +177,11 @@ func (q *staticQuorum) start(t *testing.T, id int32) {
 	defer out.Close()
 	cmd := exec.Command(q.bin, "start", "--config", q.confs[id-1])
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	cg := ""
+	if q.cgroups != nil {
+		cg = q.cgroups[id-1]
+	}
+	if err := supervisor.StartCmdIn(cmd, cg); err != nil {
 		t.Fatal(err)
 	}
 	q.procs[id-1] = cmd

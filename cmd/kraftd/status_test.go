@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kraftd/kraftd/internal/loopback"
+	"github.com/kraftd/kraftd/internal/nemesis"
 )
 
 // statusJSON is the part of `kraftd status --json` the tests read; the
@@ -39,14 +41,16 @@ type statusJSON struct {
 		Supported          string `json:"supported_metadata_version"`
 	} `json:"probes"`
 	Diagnosis struct {
-		State    string `json:"state"`
-		ExitCode int    `json:"exit_code"`
-		Summary  string `json:"summary"`
-		Problems []struct {
-			Kind string `json:"kind"`
-			Node int32  `json:"node"`
-		} `json:"problems"`
+		State    string          `json:"state"`
+		ExitCode int             `json:"exit_code"`
+		Summary  string          `json:"summary"`
+		Problems []statusProblem `json:"problems"`
 	} `json:"diagnosis"`
+}
+
+type statusProblem struct {
+	Kind string `json:"kind"`
+	Node int32  `json:"node"`
 }
 
 // runStatusUntil runs `kraftd status` until it exits with want and prints
@@ -82,10 +86,13 @@ func decodeStatus(t *testing.T, out string) statusJSON {
 // TestStatusBadDay runs `kraftd status` against a real three-node kraftd
 // quorum as it loses its voters: healthy (exit 0) asked by a list, by
 // --config with --metrics, and with an address that answers nothing; one
-// voter stopped with SIGSTOP (exit 1, "voter N ... is down"); one voter
-// formatted again with another cluster id (exit 1, "split cluster ids");
-// two voters killed (exit 2, "no majority reachable", and, from the
-// survivor's metrics listener, how long no leader was heard from).
+// follower cut from the other voters by the packet filter, though the
+// command still reaches it (exit 1, "voter N ... is far behind", then 0
+// once healed); one voter stopped with SIGSTOP (exit 1, "voter N ... is
+// down"); one voter formatted again with another cluster id (exit 1,
+// "split cluster ids"); two voters killed (exit 2, "no majority
+// reachable", and, from the survivor's metrics listener, how long no
+// leader was heard from).
 func TestStatusBadDay(t *testing.T) {
 	t.Parallel()
 	bin := kraftdBinary(t)
@@ -94,7 +101,8 @@ func TestStatusBadDay(t *testing.T) {
 		t.Fatal(err)
 	}
 	metricsURL := func(id int32) string { return fmt.Sprintf("http://127.0.0.1:%d", metricsPorts[id-1]) }
-	q := startStaticQuorum(t, bin, 3, func(id int32) string {
+	cut := nemesis.NewNet(t) // before the processes, so that it is removed after them
+	q := startStaticQuorum(t, bin, 3, cut, func(id int32) string {
 		return "kraftd.metrics.listener=" + metricsURL(id) + "\n"
 	})
 	leader, _ := q.waitLeader(t, -1)
@@ -138,7 +146,27 @@ func TestStatusBadDay(t *testing.T) {
 		t.Errorf("the stray address: %+v\n%s", p, out)
 	}
 
+	// A follower that cannot fetch from the leader: this test's own packets
+	// are not cut, so the command still reaches it; the leader's last fetch
+	// from it ages past --max-fetch-age. It is cut from both other voters,
+	// so that it stays the one behind should the leadership move (as it
+	// may on a loaded machine) between this status and the cut.
+	st = decodeStatus(t, runStatusUntil(t, bin, 0, `"state": "healthy"`, "--bootstrap-controller", all, "--json"))
+	f := 1 + st.LeaderID%3
+	cut.Isolate(f)
+	lagging := fmt.Sprintf("voter %d (%s) is far behind: ", f, q.addr(f))
+	out = runStatusUntil(t, bin, 1, lagging, "--bootstrap-controller", all, "--max-fetch-age", "2s", "--json")
+	st = decodeStatus(t, out)
+	if st.LeaderID == f || st.Diagnosis.State != "degraded" || slices.ContainsFunc(st.Diagnosis.Problems,
+		func(p statusProblem) bool { return p.Kind == "voter_lagging" && p.Node != f }) {
+		t.Errorf("follower %d cut off:\n%s", f, out)
+	}
+	t.Logf("follower %d cut off:\n%s", f, out)
+	cut.Heal()
+	st = decodeStatus(t, runStatusUntil(t, bin, 0, `"state": "healthy"`, "--bootstrap-controller", all, "--max-fetch-age", "2s", "--json"))
+
 	// One voter stopped (SIGSTOP), then back.
+	leader = st.LeaderID
 	a := 1 + leader%3
 	if err := q.procs[a-1].Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

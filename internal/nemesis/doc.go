@@ -5,9 +5,10 @@
 // nothing from the host and is the supervisor's (Process.Pause).
 //
 // A Net gives each process a cgroup (v2) of its own, which the process
-// must start in (supervisor.Process.Cgroup), and a pair of iptables chains
-// of the test's own: on the way out a packet is marked with its sender's
-// cgroup and a connection with the cgroup that opened it; on the way in a
+// must start in (supervisor.Process.Cgroup, or StartCmdIn), and a pair
+// of iptables chains of the test's own: on the way out a packet is marked
+// with its sender's cgroup and a connection with the cgroup that opened
+// it; on the way in a
 // packet whose sender is cut from its receiver is dropped, silently for
 // the sender, as a broken network would. A Disk is an ext4 file system in
 // a file of the test's, loop-mounted on a directory, that fsfreeze stalls.

@@ -70,7 +70,7 @@ func NewNet(t testing.TB) *Net {
 }
 
 // Node registers process id listening on port and returns the cgroup
-// directory it must start in (supervisor.Process.Cgroup).
+// directory it must start in (supervisor.Process.Cgroup or StartCmdIn).
 func (n *Net) Node(id int32, port int) string {
 	n.t.Helper()
 	n.mu.Lock()

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -36,6 +37,22 @@ func StartCmd(cmd *exec.Cmd) error {
 	done := make(chan error, 1)
 	starts <- startRequest{cmd, done}
 	return <-done
+}
+
+// StartCmdIn is StartCmd with cmd starting in the cgroup v2 directory cg
+// ("" for the program's own), as Process.Cgroup says why.
+func StartCmdIn(cmd *exec.Cmd, cg string) error {
+	if cg != "" {
+		f, err := os.Open(cg)
+		if err != nil {
+			return err
+		}
+		defer f.Close() // the kernel has placed the child once Start returns
+		if err := intoCgroup(cmd, f); err != nil {
+			return err
+		}
+	}
+	return StartCmd(cmd)
 }
 
 // Run is StartCmd followed by cmd.Wait.

@@ -84,17 +84,7 @@ func (p *Process) Start() error {
 	cmd.Dir = p.Dir
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = out, out
-	if p.Cgroup != "" {
-		cg, err := os.Open(p.Cgroup)
-		if err != nil {
-			return fmt.Errorf("start %s: %w", p.Name, err)
-		}
-		defer cg.Close() // the kernel has placed the child once Start returns
-		if err := intoCgroup(cmd, cg); err != nil {
-			return fmt.Errorf("start %s: %w", p.Name, err)
-		}
-	}
-	if err := StartCmd(cmd); err != nil {
+	if err := StartCmdIn(cmd, p.Cgroup); err != nil {
 		return fmt.Errorf("start %s: %w", p.Name, err)
 	}
 	done := make(chan struct{})
