@@ -8,10 +8,10 @@
 // must start in (supervisor.Process.Cgroup, or StartCmdIn), and a pair
 // of iptables chains of the test's own: on the way out a packet is marked
 // with its sender's cgroup and a connection with the cgroup that opened
-// it; on the way in a
-// packet whose sender is cut from its receiver is dropped, silently for
-// the sender, as a broken network would. A Disk is an ext4 file system in
-// a file of the test's, loop-mounted on a directory, that fsfreeze stalls.
+// it; on the way in a packet whose sender is cut from its receiver is
+// dropped, silently for the sender, as a broken network would. A Disk is
+// an ext4 file system in a file of the test's, loop-mounted on a
+// directory, that fsfreeze stalls.
 //
 // It needs root, iptables (with the cgroup, conntrack and connmark
 // matches), a cgroup v2 hierarchy, losetup, mkfs.ext4 and fsfreeze, and
