@@ -107,9 +107,9 @@ const goneStaggerMs = 50
 // goneEscalateMs is how long after a follower found its leader's process
 // gone a voter's refusal of its pre-vote makes it stand in a standard
 // election instead (stepNominee): longer than the staggers of five voters
-// and a round trip, by which time every kraftd follower has found the death
-// itself and granted, or stood.
-const goneEscalateMs = 300
+// (150 ms) and a round trip, by which time every kraftd follower has found
+// the death itself and granted, or stood.
+const goneEscalateMs = 200
 
 // noteLeaderGone takes a failed request whose connection the peer's host
 // refused or closed (ErrPeerGone), and reports whether it should be retried
