@@ -76,7 +76,7 @@ func metricsAddr(v string) (string, error) {
 // controller.quorum.fetch.timeout.ms adds nothing and is turned off.
 func (p *parser) silenceSettings(c *Config) {
 	c.FetchMaxWaitMs = int32(p.int64(fetchMaxWaitKey, 25, 1))
-	c.SilenceTimeoutMs = int(p.int64(silenceTimeoutKey, 350, 0))
+	c.SilenceTimeoutMs = int(p.int64(silenceTimeoutKey, 400, 0))
 	if c.SilenceTimeoutMs > 0 && int64(c.SilenceTimeoutMs) < 3*int64(c.FetchMaxWaitMs) {
 		p.setErr(silenceTimeoutKey, fmt.Errorf("is %d, under 3 × %s (%d): a live leader answers only every %s; raise it, lower %s, or set it to 0 (the fetch timeout alone)",
 			c.SilenceTimeoutMs, fetchMaxWaitKey, c.FetchMaxWaitMs, fetchMaxWaitKey, fetchMaxWaitKey))

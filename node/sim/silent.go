@@ -18,7 +18,7 @@ import (
 
 // The detector's settings the seeds run with: kraftd's defaults.
 const (
-	simSilenceMs      = 350
+	simSilenceMs      = 400
 	simFetchMaxWaitMs = 25
 )
 
@@ -107,8 +107,8 @@ func (s *Sim) deliverLater(n *simNode, m quorum.Message) {
 // syncDelay is how long a leader's deferred fsync takes.
 func (s *Sim) syncDelay() int64 {
 	d := s.opts.StepMs * int64(1+s.rand.IntN(4))
-	if max := s.faults.Silent.SlowSyncMaxMs; max > 0 && s.rand.IntN(4) == 0 {
-		d = 1 + s.rand.Int64N(max)
+	if most := s.faults.Silent.SlowSyncMaxMs; most > 0 && s.rand.IntN(4) == 0 {
+		d = 1 + s.rand.Int64N(most)
 	}
 	return d
 }
