@@ -469,12 +469,22 @@ func (c *checker) highWatermark(n *simNode, hw int64) error {
 	return nil
 }
 
-// newestLeader is the up node leading the highest epoch, if any.
+// newestLeader is the up node leading the highest epoch any node has led,
+// if any: a leader of an older epoch (paused, or cut off) that has not yet
+// heard of a later one is not the quorum's leader, even once the later
+// one resigned.
 func (c *checker) newestLeader() *simNode {
 	var best *simNode
 	for _, n := range c.s.nodes {
 		if n.up && n.view.role == quorum.RoleLeader && (best == nil || n.view.epoch > best.view.epoch) {
 			best = n
+		}
+	}
+	if best != nil {
+		for epoch := range c.leaders {
+			if epoch > best.view.epoch {
+				return nil
+			}
 		}
 	}
 	return best

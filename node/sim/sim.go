@@ -307,6 +307,7 @@ func (s *Sim) beginLiveness() error {
 	for _, n := range s.nodes {
 		n.fs.FailWrite(0)
 		n.fs.FailSync(0)
+		n.pausedUntil = 0
 		if !n.up {
 			if err := s.start(n); err != nil {
 				return err
