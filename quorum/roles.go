@@ -193,13 +193,10 @@ func (n *Node) becomeResigned(successors []int32) {
 }
 
 // randomElectionDeadline draws the timeout in [T, 2T) like Apache's
-// QuorumState.randomElectionTimeoutMs. A nominee with the silence bound
-// set and shorter takes the bound for T: a split vote after a silent
-// leader then costs at most two bounds, not two election timeouts.
+// QuorumState.randomElectionTimeoutMs. The silence bound does not shorten
+// it: on a starved host a nominee's timer would then fire before its votes
+// are answered, and elections would follow one another (seen in the soak).
 func (n *Node) randomElectionDeadline() int64 {
 	t := n.cfg.ElectionTimeoutMs
-	if s := n.cfg.SilenceTimeoutMs; s > 0 && s < t && (n.role == RoleProspective || n.role == RoleCandidate) {
-		t = s
-	}
 	return n.now + t + n.rand.Int64N(t)
 }
