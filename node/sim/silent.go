@@ -68,6 +68,15 @@ func drawSilentFaults(r *rand.Rand, f *Faults) {
 	f.UnreachableProb = 0
 }
 
+// healthy reports whether the run is a healthy one (drawSilentFaults)
+// still, a test's Tweak having added no fault that may cost a leader its
+// quorum.
+func (f *Faults) healthy() bool {
+	return f.Silent.Healthy && f.DropProb == 0 && f.PartitionMode == PartitionNone && f.CrashProb == 0 &&
+		f.TornCrashProb == 0 && f.UnreachableProb == 0 && f.ReconfigProb == 0 && f.ReformatProb == 0 &&
+		f.Silent.ClockJumpProb == 0
+}
+
 // running reports whether the node is up and not paused: only then does
 // it step, tick, sync or take requests.
 func (n *simNode) running() bool { return n.up && n.s.now >= n.pausedUntil }
@@ -123,7 +132,7 @@ func (n *simNode) clockMs() int64 {
 // checkSpurious is the spurious-election rule of a healthy run: once every
 // voter follows one leader (settled), no node may reach a later epoch.
 func (c *checker) checkSpurious(n *simNode, st quorum.Status) error {
-	if !c.s.faults.Silent.Healthy {
+	if !c.s.faults.healthy() {
 		return nil
 	}
 	if c.settledEpoch == 0 {

@@ -197,7 +197,7 @@ func RunStats(opts Options) (Stats, error) {
 	s := newSim(opts)
 	err := s.run()
 	s.stats.Seeds, s.stats.Commits = 1, max(0, s.check.maxHW)
-	if s.faults.Silent.Healthy {
+	if s.faults.healthy() {
 		s.stats.HealthySeeds = 1
 	}
 	for _, op := range s.history.ops {
