@@ -13,4 +13,9 @@ package server
 //
 // The quorum answers it (see stepQuorum).
 
-func init() { regKey(1, 4, 18, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(1, 4, 18, (*Server).stepQuorum,
+		accessRule{name: "Fetch", cluster: authz.OpClusterAction})
+}

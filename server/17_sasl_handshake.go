@@ -18,7 +18,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { regKey(17, 0, 1, (*Server).handleSaslHandshake) }
+func init() {
+	regKey(17, 0, 1, (*Server).handleSaslHandshake,
+		accessRule{name: "SaslHandshake", open: true})
+}
 
 func (s *Server) handleSaslHandshake(r *Request) (kmsg.Response, error) {
 	resp := r.Body.(*kmsg.SASLHandshakeRequest).ResponseKind().(*kmsg.SASLHandshakeResponse)

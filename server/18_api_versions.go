@@ -29,7 +29,10 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(18, 0, 5, (*Server).handleApiVersions) }
+func init() {
+	regKey(18, 0, 5, (*Server).handleApiVersions,
+		accessRule{name: "ApiVersions", open: true})
+}
 
 // softwareNamePattern is Apache's rule for KIP-511 client names and versions.
 var softwareNamePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)

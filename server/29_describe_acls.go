@@ -22,7 +22,10 @@ import (
 	"github.com/kraftd/kraftd/authz"
 )
 
-func init() { regKey(29, 1, 3, (*Server).handleDescribeAcls) }
+func init() {
+	regKey(29, 1, 3, (*Server).handleDescribeAcls,
+		accessRule{name: "DescribeAcls", cluster: authz.OpDescribe})
+}
 
 func (s *Server) handleDescribeAcls(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeACLsRequest)

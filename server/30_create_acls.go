@@ -22,7 +22,10 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(30, 1, 3, (*Server).handleCreateAcls) }
+func init() {
+	regKey(30, 1, 3, (*Server).handleCreateAcls,
+		accessRule{name: "CreateAcls", cluster: authz.OpAlter, refuse: refuseCreateAcls})
+}
 
 func (s *Server) handleCreateAcls(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateACLsRequest)
@@ -72,4 +75,16 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// refuseCreateAcls answers a request refused whole: one result per ACL.
+func refuseCreateAcls(r kmsg.Request, code int16, msg *string) kmsg.Response {
+	req := r.(*kmsg.CreateACLsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateACLsResponse)
+	for range req.Creations {
+		res := kmsg.NewCreateACLsResponseResult()
+		res.ErrorCode, res.ErrorMessage = code, msg
+		resp.Results = append(resp.Results, res)
+	}
+	return resp
 }

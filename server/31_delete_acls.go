@@ -19,7 +19,10 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(31, 1, 3, (*Server).handleDeleteAcls) }
+func init() {
+	regKey(31, 1, 3, (*Server).handleDeleteAcls,
+		accessRule{name: "DeleteAcls", cluster: authz.OpAlter, refuse: refuseDeleteAcls})
+}
 
 func (s *Server) handleDeleteAcls(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DeleteACLsRequest)
@@ -58,4 +61,16 @@ func (s *Server) handleDeleteAcls(r *Request) (kmsg.Response, error) {
 		resp.Results = append(resp.Results, res)
 	}
 	return resp, nil
+}
+
+// refuseDeleteAcls answers a request refused whole: one result per filter.
+func refuseDeleteAcls(r kmsg.Request, code int16, msg *string) kmsg.Response {
+	req := r.(*kmsg.DeleteACLsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
+	for range req.Filters {
+		res := kmsg.NewDeleteACLsResponseResult()
+		res.ErrorCode, res.ErrorMessage = code, msg
+		resp.Results = append(resp.Results, res)
+	}
+	return resp
 }

@@ -20,9 +20,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/authz"
 )
 
-func init() { regKey(32, 1, 4, (*Server).handleDescribeConfigs) }
+func init() {
+	regKey(32, 1, 4, (*Server).handleDescribeConfigs,
+		accessRule{name: "DescribeConfigs", items: "DESCRIBE_CONFIGS on CLUSTER for BROKER, BROKER_LOGGER and CLIENT_METRICS, on the TOPIC or GROUP for those"})
+}
 
 func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeConfigsRequest)
@@ -54,4 +59,24 @@ func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 	resp := ctl.DescribeConfigs(req)
 	resp.Resources = append(resp.Resources, answered...)
 	return resp, nil
+}
+
+// authorizeDescribeConfigs removes the resources the principal may not
+// describe (configAccess) and returns their refusals.
+func (s *Server) authorizeDescribeConfigs(r *Request, req *kmsg.DescribeConfigsRequest) []kmsg.DescribeConfigsResponseResource {
+	if s.authorizer == nil {
+		return nil
+	}
+	var refused []kmsg.DescribeConfigsResponseResource
+	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
+		code := s.configRefusal(r, int8(res.ResourceType), res.ResourceName, authz.OpDescribeConfigs, false)
+		if code == 0 {
+			return false
+		}
+		out := kmsg.NewDescribeConfigsResponseResource()
+		out.ResourceType, out.ResourceName, out.ErrorCode, out.ErrorMessage = res.ResourceType, res.ResourceName, code, refusalMessage(code)
+		refused = append(refused, out)
+		return true
+	})
+	return refused
 }

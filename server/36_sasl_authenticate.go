@@ -17,7 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { regKey(36, 0, 2, (*Server).handleSaslAuthenticate) }
+func init() {
+	regKey(36, 0, 2, (*Server).handleSaslAuthenticate,
+		accessRule{name: "SaslAuthenticate", open: true})
+}
 
 func (s *Server) handleSaslAuthenticate(r *Request) (kmsg.Response, error) {
 	resp := r.Body.(*kmsg.SASLAuthenticateRequest).ResponseKind().(*kmsg.SASLAuthenticateResponse)

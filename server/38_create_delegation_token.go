@@ -21,7 +21,10 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(38, 1, 3, (*Server).handleCreateDelegationToken) }
+func init() {
+	regKey(38, 1, 3, (*Server).handleCreateDelegationToken,
+		accessRule{name: "CreateDelegationToken", items: "CREATE_TOKENS on the owner's USER when the owner is not the requester"})
+}
 
 func (s *Server) handleCreateDelegationToken(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.CreateDelegationTokenRequest)

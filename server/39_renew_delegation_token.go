@@ -16,7 +16,10 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(39, 1, 2, (*Server).handleRenewDelegationToken) }
+func init() {
+	regKey(39, 1, 2, (*Server).handleRenewDelegationToken,
+		accessRule{name: "RenewDelegationToken", items: "no ACL: only the token's owner or a renewer (the controller's rule)"})
+}
 
 func (s *Server) handleRenewDelegationToken(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.RenewDelegationTokenRequest)

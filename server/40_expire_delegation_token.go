@@ -16,7 +16,10 @@ import (
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(40, 1, 2, (*Server).handleExpireDelegationToken) }
+func init() {
+	regKey(40, 1, 2, (*Server).handleExpireDelegationToken,
+		accessRule{name: "ExpireDelegationToken", items: "no ACL: only the token's owner or a renewer (the controller's rule)"})
+}
 
 func (s *Server) handleExpireDelegationToken(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ExpireDelegationTokenRequest)

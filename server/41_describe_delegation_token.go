@@ -18,7 +18,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { regKey(41, 1, 3, (*Server).handleDescribeDelegationToken) }
+func init() {
+	// Listed, but answered UNKNOWN_SERVER_ERROR, as Apache's controller does.
+	regKey(41, 1, 3, (*Server).handleDescribeDelegationToken,
+		accessRule{name: "DescribeDelegationToken", open: true})
+}
 
 func (s *Server) handleDescribeDelegationToken(r *Request) (kmsg.Response, error) {
 	resp := r.Body.(*kmsg.DescribeDelegationTokenRequest).ResponseKind().(*kmsg.DescribeDelegationTokenResponse)

@@ -12,10 +12,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(43, 0, 2, (*Server).handleElectLeaders) }
+func init() {
+	regKey(43, 0, 2, (*Server).handleElectLeaders,
+		accessRule{name: "ElectLeaders", cluster: authz.OpAlter, refuse: refuseElectLeaders})
+}
 
 func (s *Server) handleElectLeaders(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ElectLeadersRequest)
@@ -42,4 +46,23 @@ func (s *Server) handleElectLeaders(r *Request) (kmsg.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// refuseElectLeaders answers a request refused whole: the code at the top
+// and on each partition named.
+func refuseElectLeaders(r kmsg.Request, code int16, _ *string) kmsg.Response {
+	req := r.(*kmsg.ElectLeadersRequest)
+	resp := req.ResponseKind().(*kmsg.ElectLeadersResponse)
+	resp.ErrorCode = code
+	for _, t := range req.Topics {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
 }

@@ -17,10 +17,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(44, 0, 1, (*Server).handleIncrementalAlterConfigs) }
+func init() {
+	regKey(44, 0, 1, (*Server).handleIncrementalAlterConfigs,
+		accessRule{name: "IncrementalAlterConfigs", items: "ALTER_CONFIGS on CLUSTER for BROKER and CLIENT_METRICS, on the TOPIC or GROUP for those; CLUSTER_ACTION on CLUSTER for BROKER_LOGGER"})
+}
 
 func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.IncrementalAlterConfigsRequest)
@@ -60,4 +64,32 @@ func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error
 	}
 	resp.Resources = append(resp.Resources, answered...)
 	return resp, nil
+}
+
+// authorizeIncrementalAlterConfigs removes the resources the principal may
+// not alter (configAccess; CLUSTER_ACTION for BROKER_LOGGER) and returns
+// their refusals; a duplicated resource is left to the controller.
+func (s *Server) authorizeIncrementalAlterConfigs(r *Request, req *kmsg.IncrementalAlterConfigsRequest) []kmsg.IncrementalAlterConfigsResponseResource {
+	if s.authorizer == nil {
+		return nil
+	}
+	n := map[configKey]int{}
+	for _, res := range req.Resources {
+		n[configKey{int8(res.ResourceType), res.ResourceName}]++
+	}
+	var refused []kmsg.IncrementalAlterConfigsResponseResource
+	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.IncrementalAlterConfigsRequestResource) bool {
+		if n[configKey{int8(res.ResourceType), res.ResourceName}] > 1 {
+			return false
+		}
+		code := s.configRefusal(r, int8(res.ResourceType), res.ResourceName, authz.OpAlterConfigs, true)
+		if code == 0 {
+			return false
+		}
+		out := kmsg.NewIncrementalAlterConfigsResponseResource()
+		out.ResourceType, out.ResourceName, out.ErrorCode, out.ErrorMessage = res.ResourceType, res.ResourceName, code, refusalMessage(code)
+		refused = append(refused, out)
+		return true
+	})
+	return refused
 }

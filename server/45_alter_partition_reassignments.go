@@ -14,10 +14,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(45, 0, 1, (*Server).handleAlterPartitionReassignments) }
+func init() {
+	regKey(45, 0, 1, (*Server).handleAlterPartitionReassignments,
+		accessRule{name: "AlterPartitionAssignments", cluster: authz.OpAlter})
+}
 
 func (s *Server) handleAlterPartitionReassignments(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterPartitionAssignmentsRequest)

@@ -12,9 +12,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/authz"
 )
 
-func init() { regKey(46, 0, 0, (*Server).handleListPartitionReassignments) }
+func init() {
+	regKey(46, 0, 0, (*Server).handleListPartitionReassignments,
+		accessRule{name: "ListPartitionReassignments", cluster: authz.OpDescribe})
+}
 
 func (s *Server) handleListPartitionReassignments(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListPartitionReassignmentsRequest)

@@ -13,10 +13,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(49, 0, 1, (*Server).handleAlterClientQuotas) }
+func init() {
+	regKey(49, 0, 1, (*Server).handleAlterClientQuotas,
+		accessRule{name: "AlterClientQuotas", cluster: authz.OpAlterConfigs, refuse: refuseAlterClientQuotas})
+}
 
 func (s *Server) handleAlterClientQuotas(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterClientQuotasRequest)
@@ -41,4 +45,22 @@ func (s *Server) handleAlterClientQuotas(r *Request) (kmsg.Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// refuseAlterClientQuotas answers a request refused whole: one result per
+// entry, naming its entity.
+func refuseAlterClientQuotas(r kmsg.Request, code int16, msg *string) kmsg.Response {
+	req := r.(*kmsg.AlterClientQuotasRequest)
+	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
+	for _, e := range req.Entries {
+		res := kmsg.NewAlterClientQuotasResponseEntry()
+		res.ErrorCode, res.ErrorMessage = code, msg
+		for _, en := range e.Entity {
+			re := kmsg.NewAlterClientQuotasResponseEntryEntity()
+			re.Type, re.Name = en.Type, en.Name
+			res.Entity = append(res.Entity, re)
+		}
+		resp.Entries = append(resp.Entries, res)
+	}
+	return resp
 }

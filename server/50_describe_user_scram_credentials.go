@@ -13,9 +13,15 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/authz"
 )
 
-func init() { regKey(50, 0, 0, (*Server).handleDescribeUserScramCredentials) }
+func init() {
+	// Brokers answer it in Apache; kraftd's controller does too.
+	regKey(50, 0, 0, (*Server).handleDescribeUserScramCredentials,
+		accessRule{name: "DescribeUserScramCredentials", cluster: authz.OpDescribe})
+}
 
 func (s *Server) handleDescribeUserScramCredentials(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)

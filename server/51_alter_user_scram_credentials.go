@@ -12,10 +12,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(51, 0, 0, (*Server).handleAlterUserScramCredentials) }
+func init() {
+	regKey(51, 0, 0, (*Server).handleAlterUserScramCredentials,
+		accessRule{name: "AlterUserScramCredentials", cluster: authz.OpAlter, refuse: refuseAlterUserScram})
+}
 
 func (s *Server) handleAlterUserScramCredentials(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
@@ -45,4 +49,28 @@ func (s *Server) handleAlterUserScramCredentials(r *Request) (kmsg.Response, err
 		}
 	}
 	return resp, nil
+}
+
+// refuseAlterUserScram answers a request refused whole: one result per
+// user named, deletions first.
+func refuseAlterUserScram(r kmsg.Request, code int16, msg *string) kmsg.Response {
+	req := r.(*kmsg.AlterUserSCRAMCredentialsRequest)
+	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	seen := map[string]bool{}
+	add := func(user string) {
+		if seen[user] {
+			return
+		}
+		seen[user] = true
+		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+		res.User, res.ErrorCode, res.ErrorMessage = user, code, msg
+		resp.Results = append(resp.Results, res)
+	}
+	for _, d := range req.Deletions {
+		add(d.Name)
+	}
+	for _, u := range req.Upsertions {
+		add(u.Name)
+	}
+	return resp
 }

@@ -9,4 +9,9 @@ package server
 //
 // The quorum answers it (see stepQuorum).
 
-func init() { regKey(52, 0, 2, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(52, 0, 2, (*Server).stepQuorum,
+		accessRule{name: "Vote", cluster: authz.OpClusterAction})
+}

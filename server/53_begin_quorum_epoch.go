@@ -7,4 +7,9 @@ package server
 //
 // The quorum answers it (see stepQuorum).
 
-func init() { regKey(53, 0, 1, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(53, 0, 1, (*Server).stepQuorum,
+		accessRule{name: "BeginQuorumEpoch", cluster: authz.OpClusterAction})
+}

@@ -8,4 +8,9 @@ package server
 //
 // The quorum answers it (see stepQuorum).
 
-func init() { regKey(54, 0, 1, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(54, 0, 1, (*Server).stepQuorum,
+		accessRule{name: "EndQuorumEpoch", cluster: authz.OpClusterAction})
+}

@@ -13,10 +13,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(56, 2, 3, (*Server).handleAlterPartition) }
+func init() {
+	regKey(56, 2, 3, (*Server).handleAlterPartition,
+		accessRule{name: "AlterPartition", cluster: authz.OpClusterAction})
+}
 
 func (s *Server) handleAlterPartition(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterPartitionRequest)

@@ -13,10 +13,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(57, 0, 2, (*Server).handleUpdateFeatures) }
+func init() {
+	regKey(57, 0, 2, (*Server).handleUpdateFeatures,
+		accessRule{name: "UpdateFeatures", cluster: authz.OpAlter})
+}
 
 func (s *Server) handleUpdateFeatures(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UpdateFeaturesRequest)

@@ -32,7 +32,11 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 )
 
-func init() { regKey(58, 0, 0, (*Server).handleEnvelope) }
+func init() {
+	// The inner request is checked for its own principal (dispatch).
+	regKey(58, 0, 0, (*Server).handleEnvelope,
+		accessRule{name: "Envelope", cluster: authz.OpClusterAction})
+}
 
 // forwardable are the API keys Apache marks forwardable (ApiKeys.java).
 var forwardable = map[int16]bool{

@@ -14,10 +14,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(60, 0, 2, (*Server).handleDescribeCluster) }
+func init() {
+	// ALTER on a controller, unlike a broker.
+	regKey(60, 0, 2, (*Server).handleDescribeCluster,
+		accessRule{name: "DescribeCluster", cluster: authz.OpAlter})
+}
 
 const (
 	endpointTypeBroker       int8 = 1

@@ -15,10 +15,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(62, 0, 4, (*Server).handleBrokerRegistration) }
+func init() {
+	regKey(62, 0, 4, (*Server).handleBrokerRegistration,
+		accessRule{name: "BrokerRegistration", cluster: authz.OpClusterAction})
+}
 
 func (s *Server) handleBrokerRegistration(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.BrokerRegistrationRequest)

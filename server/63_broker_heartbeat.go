@@ -18,11 +18,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
 func init() {
-	regKey(63, 0, 2, (*Server).handleBrokerHeartbeat)
+	regKey(63, 0, 2, (*Server).handleBrokerHeartbeat,
+		accessRule{name: "BrokerHeartbeat", cluster: authz.OpClusterAction})
 	regStart(63, (*Server).startBrokerHeartbeat)
 }
 

@@ -8,10 +8,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(64, 0, 0, (*Server).handleUnregisterBroker) }
+func init() {
+	regKey(64, 0, 0, (*Server).handleUnregisterBroker,
+		accessRule{name: "UnregisterBroker", cluster: authz.OpAlter})
+}
 
 func (s *Server) handleUnregisterBroker(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UnregisterBrokerRequest)

@@ -8,10 +8,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(67, 0, 0, (*Server).handleAllocateProducerIDs) }
+func init() {
+	regKey(67, 0, 0, (*Server).handleAllocateProducerIDs,
+		accessRule{name: "AllocateProducerIds", cluster: authz.OpClusterAction})
+}
 
 func (s *Server) handleAllocateProducerIDs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AllocateProducerIDsRequest)

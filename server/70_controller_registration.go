@@ -10,10 +10,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(70, 0, 0, (*Server).handleControllerRegistration) }
+func init() {
+	regKey(70, 0, 0, (*Server).handleControllerRegistration,
+		accessRule{name: "ControllerRegistration", cluster: authz.OpClusterAction})
+}
 
 func (s *Server) handleControllerRegistration(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ControllerRegistrationRequest)

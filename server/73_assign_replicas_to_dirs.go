@@ -10,10 +10,14 @@ package server
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 )
 
-func init() { regKey(73, 0, 0, (*Server).handleAssignReplicasToDirs) }
+func init() {
+	regKey(73, 0, 0, (*Server).handleAssignReplicasToDirs,
+		accessRule{name: "AssignReplicasToDirs", cluster: authz.OpClusterAction})
+}
 
 func (s *Server) handleAssignReplicasToDirs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AssignReplicasToDirsRequest)

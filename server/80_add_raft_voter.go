@@ -11,4 +11,9 @@ package server
 // rules): it asks the new voter's ApiVersions, on the endpoint the request
 // gives, before it writes the record.
 
-func init() { regKey(80, 0, 1, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(80, 0, 1, (*Server).stepQuorum,
+		accessRule{name: "AddRaftVoter", cluster: authz.OpAlter})
+}

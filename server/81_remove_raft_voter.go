@@ -9,4 +9,9 @@ package server
 //
 // The quorum answers it (see stepQuorum, and quorum/reconfig.go).
 
-func init() { regKey(81, 0, 0, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(81, 0, 0, (*Server).stepQuorum,
+		accessRule{name: "RemoveRaftVoter", cluster: authz.OpAlter})
+}

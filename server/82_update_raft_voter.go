@@ -10,4 +10,9 @@ package server
 //
 // The quorum answers it (see stepQuorum, and quorum/reconfig.go).
 
-func init() { regKey(82, 0, 0, (*Server).stepQuorum) }
+import "github.com/kraftd/kraftd/authz"
+
+func init() {
+	regKey(82, 0, 0, (*Server).stepQuorum,
+		accessRule{name: "UpdateRaftVoter", cluster: authz.OpClusterAction})
+}

@@ -15,11 +15,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/quorum"
 )
 
-func init() { regKey(94, 0, 0, (*Server).handleUnregisterController) }
+func init() {
+	regKey(94, 0, 0, (*Server).handleUnregisterController,
+		accessRule{name: "UnregisterController", cluster: authz.OpAlter})
+}
 
 func (s *Server) handleUnregisterController(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UnregisterControllerRequest)

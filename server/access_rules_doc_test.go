@@ -10,19 +10,19 @@ import (
 	"github.com/kraftd/kraftd/authz"
 )
 
-// accessTable renders accessRules for docs/compatibility.md: every key
-// with a row (what kraftd serves, and what other work is adding), with what
-// it checks.
+// accessTable renders the access rules the handler files register
+// (regKey) for docs/compatibility.md: every served key with what it
+// checks.
 func accessTable() string {
 	var keys []int16
-	for k := range accessRules {
+	for k := range handlers {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	var b strings.Builder
 	b.WriteString("| Key | API | Checked (ControllerApis) | Refused with |\n|---|---|---|---|\n")
 	for _, k := range keys {
-		r := accessRules[k]
+		r := handlers[k].access
 		check, code := "nothing (every client)", "-"
 		switch {
 		case r.cluster != authz.OpUnknown:
@@ -35,8 +35,8 @@ func accessTable() string {
 	return b.String()
 }
 
-// docs/compatibility.md holds the table accessRules gives, so the docs say
-// what the code checks.
+// docs/compatibility.md holds the table of the registered access rules, so
+// the docs say what the code checks.
 func TestAccessTableInDocs(t *testing.T) {
 	doc, err := os.ReadFile("../docs/compatibility.md")
 	if err != nil {

@@ -1,3 +1,9 @@
+// authorize.go is the authorization mechanism every handler shares: the
+// check of the access rule a handler file registers with its key (regKey),
+// made before the handler runs, the decisions and refusal texts the
+// per-item checks in the handler files use, and the rate-limited log of
+// refusals. The rules themselves live in the NN_name.go files.
+
 package server
 
 import (
@@ -12,6 +18,36 @@ import (
 
 	"github.com/kraftd/kraftd/authz"
 )
+
+// accessRule is what Apache's ControllerApis (4.1 and 4.4 agree) checks
+// before it serves one API key, when an authorizer is configured. Each
+// handler file registers its key's rule with regKey; a rule must be open,
+// or name a cluster operation, or describe its per-item checks.
+type accessRule struct {
+	name string // the API's name, for logs and docs
+	// cluster is the operation needed on CLUSTER:kafka-cluster, checked
+	// before the handler runs (Apache's authorizeClusterOperation); a
+	// request without it is answered with CLUSTER_AUTHORIZATION_FAILED.
+	cluster authz.Operation
+	// items says what the handler checks itself, item by item, answering
+	// each refused item with its own error code (CreateTopics: CREATE on
+	// the cluster or on each topic, ...). It is documentation: the check
+	// lives in the handler, through Server.allowed.
+	items string
+	// open marks the keys every client may send (ApiVersions, SASL).
+	open bool
+	// refuse builds the answer to a request refused whole when its
+	// response carries the error per item rather than at the top; nil sets
+	// the response's top-level ErrorCode (and ErrorMessage, if it has one).
+	refuse func(req kmsg.Request, code int16, msg *string) kmsg.Response
+}
+
+// decided reports whether the rule says anything: a key whose rule says
+// nothing is refused to everyone but super users, so that a new handler
+// cannot be served unchecked by accident.
+func (a accessRule) decided() bool {
+	return a.open || a.cluster != authz.OpUnknown || a.items != ""
+}
 
 // newAuthorizer builds the authorizer when authorizer.class.name asks for
 // one, over the controller's index of committed ACLs (an empty index when
@@ -31,8 +67,8 @@ func (s *Server) newAuthorizer() *authz.Authorizer {
 	return a
 }
 
-// dispatch runs a request's handler after the check accessRules names for
-// its key. Both the connection loop and Envelope come through here, so a
+// dispatch runs a request's handler after the check of its key's access
+// rule. Both the connection loop and Envelope come through here, so a
 // forwarded request is checked for the principal it was forwarded for; a
 // request started on the connection's goroutine (Server.start) has the
 // same check through refused.
@@ -49,9 +85,9 @@ func (s *Server) refused(r *Request) kmsg.Response {
 	if s.authorizer == nil {
 		return nil
 	}
-	rule, known := accessRules[r.Header.Key]
+	rule := handlers[r.Header.Key].access
 	switch {
-	case !known:
+	case !rule.decided():
 		// Never serve a key nobody decided the rule of.
 		if !s.allowed(r, authz.OpAll, authz.ResourceCluster, authz.ClusterName) {
 			return refuseWhole(rule, r.Body, kerr.ClusterAuthorizationFailed.Code)
@@ -68,6 +104,13 @@ func (s *Server) refused(r *Request) kmsg.Response {
 		}
 	}
 	return nil
+}
+
+// allowedQuietly is allowed without the log line, for the checks Apache
+// makes with logIfDenied false (a cluster-wide grant tried before the
+// per-topic one, the configs a CreateTopics answer may show).
+func (s *Server) allowedQuietly(r *Request, op authz.Operation, t authz.ResourceType, name string) bool {
+	return s.decide(r, op, t, name, false).Allowed
 }
 
 // allowed reports whether the request's principal may perform op on the
@@ -114,6 +157,39 @@ func refuseWhole(rule accessRule, req kmsg.Request, code int16) kmsg.Response {
 		f.Set(reflect.ValueOf(msg))
 	}
 	return resp
+}
+
+// authorizationMessage is the text Apache's Errors give each refusal.
+var authorizationMessage = map[int16]string{
+	kerr.ClusterAuthorizationFailed.Code: "Cluster authorization failed.",
+	kerr.TopicAuthorizationFailed.Code:   "Topic authorization failed.",
+	kerr.GroupAuthorizationFailed.Code:   "Group authorization failed.",
+}
+
+// refusalMessage is the message of a refusal with code: none for
+// UNKNOWN_SERVER_ERROR, whose message Apache's ApiError.fromThrowable
+// never sends (it could leak internals).
+func refusalMessage(code int16) *string {
+	if code == kerr.UnknownServerError.Code {
+		return nil
+	}
+	msg, ok := authorizationMessage[code]
+	if !ok {
+		msg = kerr.ErrorForCode(code).Error()
+	}
+	return &msg
+}
+
+// counts is how often each name occurs, for the per-item checks: a
+// duplicated name is left to the controller, which refuses it as
+// INVALID_REQUEST whatever the ACLs say, as Apache checks duplicates
+// first.
+func counts[T any](items []T, name func(T) string) map[string]int {
+	n := map[string]int{}
+	for _, it := range items {
+		n[name(it)]++
+	}
+	return n
 }
 
 // deniedLog rate-limits the log lines of refusals: a client retrying a

@@ -16,30 +16,25 @@ import (
 	"github.com/kraftd/kraftd/protocol"
 )
 
-// Every served key has a row in accessRules, and a key refused whole
-// without its own refuse function has a top-level ErrorCode to carry the
-// refusal, so adding a row is all a new handler needs.
+// Every served key registers an access rule that decides one thing (open,
+// a cluster operation, or per-item checks) under kmsg's name for the key,
+// and a key refused whole without its own refuse function has a top-level
+// ErrorCode to carry the refusal, so the rule is all a new handler needs.
 func TestEveryServedKeyHasAnAccessRule(t *testing.T) {
-	for key := range handlers {
-		rule, ok := accessRules[key]
-		if !ok {
-			t.Errorf("%s (key %d) is served but has no row in accessRules", kmsg.NameForKey(key), key)
-			continue
-		}
+	for key, def := range handlers {
+		rule := def.access
 		if !strings.EqualFold(rule.name, kmsg.NameForKey(key)) {
-			t.Errorf("key %d is named %q in accessRules, %q by kmsg", key, rule.name, kmsg.NameForKey(key))
+			t.Errorf("key %d is named %q in its access rule, %q by kmsg", key, rule.name, kmsg.NameForKey(key))
 		}
-	}
-	for key, rule := range accessRules {
 		if rule.open == (rule.cluster != authz.OpUnknown || rule.items != "") {
-			t.Errorf("key %d: a row is open, or checks the cluster or items: %+v", key, rule)
+			t.Errorf("key %d: a rule is open, or checks the cluster or items: %+v", key, rule)
 		}
 		if rule.cluster == authz.OpUnknown || rule.refuse != nil {
 			continue
 		}
 		resp := kmsg.ResponseForKey(key)
 		if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); !f.IsValid() || f.Kind() != reflect.Int16 {
-			t.Errorf("%s: its response has no top-level ErrorCode; give its row a refuse function", rule.name)
+			t.Errorf("%s: its response has no top-level ErrorCode; give its rule a refuse function", rule.name)
 		}
 		refused := refuseWhole(rule, kmsg.RequestForKey(key), kerr.ClusterAuthorizationFailed.Code)
 		if !carriesCode(reflect.ValueOf(refused), kerr.ClusterAuthorizationFailed.Code) {

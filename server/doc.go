@@ -1,6 +1,8 @@
 // Package server is kraftd's I/O shell. It owns listeners, connections,
 // goroutines and the real clock. It decodes frames with package protocol,
-// dispatches them to one handler per API key (files named NN_api_name.go),
+// dispatches them to one handler per API key (files named NN_api_name.go,
+// each registering its key's version range and access rule and holding its
+// refusals; authorize.go checks the rule before the handler runs),
 // runs the quorum's Ready loop (persist with fsync, then send, then apply,
 // then Advance) and keeps each connection's responses in request order,
 // writing a FetchSnapshot chunk from the snapshot file to the socket

@@ -30,19 +30,21 @@ type startFunc func(s *Server, r *Request) (kmsg.Response, handlerFunc)
 type handlerDef struct {
 	min, max int16
 	fn       handlerFunc
-	start    startFunc // nil: fn runs on a goroutine of its own
+	start    startFunc  // nil: fn runs on a goroutine of its own
+	access   accessRule // what the authorizer checks before fn or start
 }
 
 // handlers is filled by the init function of each NN_api_name.go file.
 var handlers = map[int16]handlerDef{}
 
 // regKey registers the handler of one API key with the version range it
-// serves. ApiVersions is derived from these ranges.
-func regKey(key, min, max int16, fn handlerFunc) {
+// serves and its access rule, so that no key is served without one.
+// ApiVersions is derived from these ranges.
+func regKey(key, min, max int16, fn handlerFunc, access accessRule) {
 	if _, dup := handlers[key]; dup {
 		panic(fmt.Sprintf("server: key %d registered twice", key))
 	}
-	handlers[key] = handlerDef{min, max, fn, nil}
+	handlers[key] = handlerDef{min, max, fn, nil, access}
 }
 
 // regStart lets the connection's goroutine start key's requests itself
