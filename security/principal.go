@@ -1,4 +1,4 @@
-package server
+package security
 
 import (
 	"crypto/x509"
@@ -271,9 +271,9 @@ func (m *PrincipalMapper) Name(dn string) (string, error) {
 	return "", fmt.Errorf("no rule of ssl.principal.mapping.rules (%s) applies to %s", m.text, dn)
 }
 
-// principalFor is the principal of a peer that presented cert (nil when it
+// PrincipalFor is the principal of a peer that presented cert (nil when it
 // presented none).
-func principalFor(cert *x509.Certificate, m *PrincipalMapper) (Principal, error) {
+func PrincipalFor(cert *x509.Certificate, m *PrincipalMapper) (Principal, error) {
 	if cert == nil {
 		return Anonymous, nil
 	}

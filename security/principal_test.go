@@ -1,4 +1,4 @@
-package server
+package security
 
 import (
 	"crypto/x509/pkix"
@@ -104,11 +104,11 @@ func TestDistinguishedNameIsJavaRFC2253(t *testing.T) {
 	if dn != want {
 		t.Errorf("got  %s\nwant %s", dn, want)
 	}
-	p, err := principalFor(leaf.Cert, mustRules(t, DefaultPrincipalRules))
+	p, err := PrincipalFor(leaf.Cert, mustRules(t, DefaultPrincipalRules))
 	if err != nil || p.String() != "User:"+want {
 		t.Errorf("principal %s, %v", p, err)
 	}
-	if p, _ := principalFor(nil, mustRules(t, DefaultPrincipalRules)); p != Anonymous {
+	if p, _ := PrincipalFor(nil, mustRules(t, DefaultPrincipalRules)); p != Anonymous {
 		t.Errorf("no certificate: %s", p)
 	}
 }

@@ -7,7 +7,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/twmb/franz-go/pkg/sasl"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/kraftd/kraftd/security"
+	"github.com/kraftd/kraftd/security/sasl"
+	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
 // ClientSecurity is how a Kafka client of kraftd's own (`kraftd status`)
@@ -24,7 +28,7 @@ type ClientSecurity struct {
 	// empty: the client sets it to the host it dials.
 	TLS *tls.Config
 	// SASL is nil unless Protocol is SASL_PLAINTEXT or SASL_SSL.
-	SASL sasl.Mechanism
+	SASL kgosasl.Mechanism
 }
 
 // clientKeys are the client properties ParseClientSecurity honours; any
@@ -73,26 +77,26 @@ func ParseClientSecurity(props map[string]string) (*ClientSecurity, error) {
 // (none: the system's roots), a keystore if the listener asks for a
 // client certificate, the TLS versions, and the host-name check.
 func clientTLS(p *parser) (*tls.Config, error) {
-	t := &TLSSettings{Listener: "client", keys: map[string]string{}}
-	secret := func(key string) Secret {
+	t := &kraftdtls.Settings{Listener: "client"}
+	secret := func(key string) security.Secret {
 		p.used[key] = true
 		v, ok := p.props[key]
-		return Secret{Value: v, Set: ok}
+		return security.Secret{Value: v, Set: ok}
 	}
-	t.Keystore = StoreSettings{Type: strings.ToUpper(p.str("ssl.keystore.type", "JKS")), Location: p.str("ssl.keystore.location", ""),
+	t.Keystore = kraftdtls.StoreSettings{Type: strings.ToUpper(p.str("ssl.keystore.type", "JKS")), Location: p.str("ssl.keystore.location", ""),
 		Password: secret("ssl.keystore.password"), Inline: p.str("ssl.keystore.certificate.chain", ""), InlineKey: secret("ssl.keystore.key")}
 	t.KeyPassword = secret("ssl.key.password")
-	t.Truststore = StoreSettings{Type: strings.ToUpper(p.str("ssl.truststore.type", "JKS")), Location: p.str("ssl.truststore.location", ""),
+	t.Truststore = kraftdtls.StoreSettings{Type: strings.ToUpper(p.str("ssl.truststore.type", "JKS")), Location: p.str("ssl.truststore.location", ""),
 		Password: secret("ssl.truststore.password"), Inline: p.str("ssl.truststore.certificates", "")}
 	if t.Keystore.Configured() || t.Keystore.InlineKey.Set || t.Keystore.Password.Set {
-		if err := checkKeystore(t); err != nil {
-			return nil, p.fail(err.key, err.err)
+		if err := kraftdtls.CheckKeystore(t); err != nil {
+			return nil, p.fail(err.Key, err.Err)
 		}
 	}
-	if err := checkTruststore(t); err != nil {
-		return nil, p.fail(err.key, err.err)
+	if err := kraftdtls.CheckTruststore(t); err != nil {
+		return nil, p.fail(err.Key, err.Err)
 	}
-	tlsVersions(t, p.str("ssl.protocol", "TLSv1.3"), p.str("ssl.enabled.protocols", "TLSv1.2,TLSv1.3"), p.setErr)
+	kraftdtls.Versions(t, p.str("ssl.protocol", "TLSv1.3"), p.str("ssl.enabled.protocols", "TLSv1.2,TLSv1.3"), p.setErr)
 	switch v := p.str("ssl.endpoint.identification.algorithm", "https"); strings.ToLower(v) {
 	case "https":
 		t.VerifyHostname = true
@@ -103,39 +107,19 @@ func clientTLS(p *parser) (*tls.Config, error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	roots, err := loadTruststore(t)
-	if err != nil {
-		return nil, err
-	}
-	c := &tls.Config{RootCAs: roots, MinVersion: t.MinVersion, MaxVersion: t.MaxVersion}
-	if t.Keystore.Configured() {
-		cert, err := loadKeystore(t)
-		if err != nil {
-			return nil, err
-		}
-		c.Certificates = []tls.Certificate{*cert}
-	}
-	if !t.VerifyHostname {
-		// Verify the chain, not the name: crypto/tls does both or neither.
-		c.InsecureSkipVerify = true
-		c.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, roots) }
-	}
-	return c, nil
+	c, err := kraftdtls.ClientConfig(t)
+	return c, keyConfigError(err)
 }
 
 // clientSASL is the mechanism of a SASL client: sasl.mechanism (Apache's
 // default, GSSAPI, is not spoken) with the username and password of the
 // sasl.jaas.config login module.
-func clientSASL(p *parser) (sasl.Mechanism, error) {
+func clientSASL(p *parser) (kgosasl.Mechanism, error) {
 	mech := strings.ToUpper(p.str("sasl.mechanism", "GSSAPI"))
-	if !slices.Contains(servedMechanisms, mech) {
-		return nil, p.fail("sasl.mechanism", fmt.Errorf("is %s; kraftd's client speaks %s", mech, strings.Join(servedMechanisms, ", ")))
+	if !slices.Contains(sasl.Served, mech) {
+		return nil, p.fail("sasl.mechanism", fmt.Errorf("is %s; kraftd's client speaks %s", mech, strings.Join(sasl.Served, ", ")))
 	}
-	class := scramLoginModule
-	if mech == mechPlain {
-		class = plainLoginModule
-	}
-	module, err := singleJAASModule(p.str("sasl.jaas.config", ""), class)
+	module, err := sasl.SingleJAASModule(p.str("sasl.jaas.config", ""), sasl.LoginModule(mech))
 	if err != nil {
 		return nil, p.fail("sasl.jaas.config", fmt.Errorf("must hold the %s login module's username and password: %w", mech, err))
 	}
@@ -144,5 +128,5 @@ func clientSASL(p *parser) (sasl.Mechanism, error) {
 	if !ok || user == "" {
 		return nil, p.fail("sasl.jaas.config", errors.New("has no username and password options"))
 	}
-	return saslMechanism(&SASLClient{Mechanism: mech, User: user, Password: Secret{Value: password, Set: true}})
+	return sasl.ClientMechanism(&sasl.Client{Mechanism: mech, User: user, Password: security.Secret{Value: password, Set: true}})
 }

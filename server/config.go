@@ -14,6 +14,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/security/sasl"
+	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
 // Endpoint is one listener address, as in `NAME://host:port`.
@@ -83,7 +85,7 @@ type Config struct {
 	// MaxFailedAuthPerAddress and MaxFailedAuthPerPrincipal bound failed
 	// SASL authentications a minute from one client address and as one
 	// principal (kraftd.sasl.max.failed.authentications.per.address and
-	// .per.principal; 0 is unbounded); see sasl_limits.go.
+	// .per.principal; 0 is unbounded); see sasl.FailureLimits.
 	MaxFailedAuthPerAddress   int
 	MaxFailedAuthPerPrincipal int
 	// QueuedMaxRequests is queued.max.requests, which kraftd applies per
@@ -109,11 +111,11 @@ type Config struct {
 	ListenerProtocols map[string]string
 	// TLS holds each SSL listener's ssl.* settings; LoadTLS reads their
 	// stores.
-	TLS         map[string]*TLSSettings
-	tlsMaterial map[string]*tlsMaterial
+	TLS         map[string]*kraftdtls.Settings
+	tlsMaterial map[string]*kraftdtls.Material
 	// SASL holds each SASL_PLAINTEXT and SASL_SSL listener's sasl.*
 	// settings.
-	SASL map[string]*SASLSettings
+	SASL map[string]*sasl.Settings
 
 	// Ops holds kraftd's own operation keys (metrics listener, readiness).
 	Ops OpsSettings
@@ -149,11 +151,11 @@ func (c *Config) sslListeners() []string {
 // *ConfigError) before anything is served. log receives, from then on,
 // which certificate each listener serves.
 func (c *Config) LoadTLS(log zerolog.Logger) error {
-	c.tlsMaterial = map[string]*tlsMaterial{}
+	c.tlsMaterial = map[string]*kraftdtls.Material{}
 	for _, name := range c.sslListeners() {
-		m, err := newTLSMaterial(c.TLS[name], log)
+		m, err := kraftdtls.NewMaterial(c.TLS[name], log)
 		if err != nil {
-			return err
+			return keyConfigError(err)
 		}
 		c.tlsMaterial[name] = m
 	}
@@ -163,7 +165,7 @@ func (c *Config) LoadTLS(log zerolog.Logger) error {
 // listenerTLS is an SSL listener's loaded material; ok is false for a
 // PLAINTEXT listener. An SSL listener whose stores were never loaded is
 // an error, never a plaintext fallback.
-func (c *Config) listenerTLS(name string) (m *tlsMaterial, ok bool, err error) {
+func (c *Config) listenerTLS(name string) (m *kraftdtls.Material, ok bool, err error) {
 	if p := c.ListenerProtocols[name]; p != "SSL" && p != "SASL_SSL" {
 		return nil, false, nil
 	}
@@ -178,7 +180,7 @@ func (c *Config) listenerTLS(name string) (m *tlsMaterial, ok bool, err error) {
 // says so. Apache warns and ignores a top-level value other than none;
 // kraftd refuses it, so that a client certificate the operator thinks is
 // required is never silently not asked for.
-func (p *parser) saslSSLClientAuth(t *TLSSettings) {
+func (p *parser) saslSSLClientAuth(t *kraftdtls.Settings) {
 	if t.Key("ssl.client.auth") != "ssl.client.auth" {
 		return
 	}
@@ -244,7 +246,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	}
 	for _, name := range c.saslListeners() {
 		if c.SASL == nil {
-			c.SASL = map[string]*SASLSettings{}
+			c.SASL = map[string]*sasl.Settings{}
 		}
 		c.SASL[name] = p.saslSettings(name)
 		if len(c.ControllerListenerName) > 0 && name == c.ControllerListenerName[0] && p.err == nil {
@@ -253,7 +255,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	}
 	for _, name := range c.sslListeners() {
 		if c.TLS == nil {
-			c.TLS = map[string]*TLSSettings{}
+			c.TLS = map[string]*kraftdtls.Settings{}
 		}
 		c.TLS[name] = p.tlsSettings(name)
 		if c.ListenerProtocols[name] == "SASL_SSL" {

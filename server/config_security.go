@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/kraftd/kraftd/security"
+	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
 // errMoreSecurity is why a security key stops start-up. The key's value is
@@ -29,7 +32,7 @@ const defaultPrincipalBuilder = "org.apache.kafka.common.security.authenticator.
 // everyone; an operator who asked for security must not get an open
 // controller by accident. A key whose value asks for nothing beyond
 // plaintext (empty, ssl.client.auth=none, security.inter.broker.protocol=PLAINTEXT) passes
-// and is warned about as unused. The ssl.* keys kraftd honours (tlsKeys)
+// and is warned about as unused. The ssl.* keys kraftd honours (kraftdtls.HonouredKeys)
 // pass when they apply to an SSL listener: at the top level when any
 // listener is SSL, under listener.name.<l>. when l is.
 func refuseSecurity(props map[string]string, sslListeners, saslListeners []string) error {
@@ -80,10 +83,10 @@ func upperCaseListenerPrefix(key string) error {
 	return &ConfigError{Key: key, Err: fmt.Errorf("names the listener in upper case; Apache (and kraftd) read listener.name.%s.%s", strings.ToLower(listener), sub)}
 }
 
-// honouredTLSKey reports whether key is one of tlsKeys, at the top level
+// honouredTLSKey reports whether key is one of kraftdtls.HonouredKeys, at the top level
 // or under a listener prefix, and whether an SSL listener uses it.
 func honouredTLSKey(key string, sslListeners []string) (applies, honoured bool) {
-	if slices.Contains(tlsKeys, key) {
+	if slices.Contains(kraftdtls.HonouredKeys, key) {
 		return len(sslListeners) > 0, true
 	}
 	rest, ok := strings.CutPrefix(key, "listener.name.")
@@ -91,7 +94,7 @@ func honouredTLSKey(key string, sslListeners []string) (applies, honoured bool) 
 		return false, false
 	}
 	listener, sub, ok := strings.Cut(rest, ".")
-	if !ok || !slices.Contains(tlsKeys, sub) {
+	if !ok || !slices.Contains(kraftdtls.HonouredKeys, sub) {
 		return false, false
 	}
 	return slices.Contains(sslListeners, strings.ToUpper(listener)), true
@@ -127,4 +130,15 @@ func asksForSecurity(key, value string) bool {
 		}
 	}
 	return false
+}
+
+// keyConfigError makes a *security.KeyError (what packages security/tls
+// and security/sasl return) a *ConfigError, which start-up refuses
+// naming the key (exit 2); the text is the same.
+func keyConfigError(err error) error {
+	var ke *security.KeyError
+	if errors.As(err, &ke) {
+		return &ConfigError{Key: ke.Key, Err: ke.Err}
+	}
+	return err
 }

@@ -8,16 +8,18 @@
 // writing a FetchSnapshot chunk from the snapshot file to the socket
 // (node.SnapshotChunk) rather than through memory.
 //
-// It owns connection security too: each SSL listener's keystore and
-// truststore (read again when replaced on disk), the TLS handshake that
-// comes before any request is read, the SASL exchange (PLAIN, SCRAM) that
-// comes before any other request on a SASL listener, the peer client's
-// TLS and SASL, and the principal each connection carries (ANONYMOUS, the mapped DN
-// of a client certificate, or the SASL user) for authorization to use.
-// It bounds what strangers can make it do there: a failed login's answer
-// is held on a timer (connection.failed.authentication.delay.ms) and
-// failures are bounded per address and principal (sasl_limits.go); the
-// log lines bad connections cause are rate-limited (log_limit.go).
+// It runs connection security on the wire, with packages security/tls
+// (stores, handshakes) and security/sasl (mechanisms, failure bounds)
+// doing the work: the TLS handshake comes before any request is read
+// (conn_secure.go), the SASL exchange before any other request on a SASL
+// listener (sasl_auth.go, sasl_reauth.go), and each connection carries
+// its principal (ANONYMOUS, the mapped DN of a client certificate, or the
+// SASL user) for authorization to use. The ssl.* and sasl.* keys are read
+// in config_tls.go and config_sasl.go. It bounds what strangers can make
+// it do there: a failed login's answer is held on a timer
+// (connection.failed.authentication.delay.ms) and failures are bounded per
+// address and principal (sasl.FailureLimits); the log lines bad
+// connections cause are rate-limited (log_limit.go).
 //
 // It owns how peers are reached: the peer client looks each host name up
 // at every connection attempt (peers_dial.go), and notes the peers of

@@ -6,7 +6,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/internal/testpki"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -45,46 +44,5 @@ func FuzzDecodePrincipal(f *testing.F) {
 	f.Add([]byte{0, 1})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = decodePrincipal(b)
-	})
-}
-
-// FuzzKeystorePEM feeds keystore file contents (a key, encrypted or not,
-// and a chain) to the PEM reader and the PKCS#8 decryption behind it: it
-// must return a certificate or an error, never panic.
-func FuzzKeystorePEM(f *testing.F) {
-	ca, err := testpki.NewCA("fuzz ca")
-	if err != nil {
-		f.Fatal(err)
-	}
-	leaf, err := ca.Issue(testpki.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	enc, err := leaf.EncryptedKeyPEM("pw")
-	if err != nil {
-		f.Fatal(err)
-	}
-	maxPBKDF2Iterations = 4096 // so that no input takes seconds
-	f.Add(leaf.KeystorePEM(), false)
-	f.Add(append(enc, leaf.ChainPEM()...), true)
-	f.Fuzz(func(t *testing.T, data []byte, withPassword bool) {
-		cert, err := pemKeyPair(data, data, Secret{Value: "pw", Set: withPassword})
-		if (cert == nil) == (err == nil) {
-			t.Fatalf("certificate %v with error %v", cert, err)
-		}
-	})
-}
-
-// FuzzPrincipalRules feeds ssl.principal.mapping.rules and a DN to the
-// rules parser and mapper: an error or a name, never a panic.
-func FuzzPrincipalRules(f *testing.F) {
-	f.Add(`RULE:^CN=(.*?),OU=(.*?)$/$1@$2/L,DEFAULT`, "CN=a,OU=b")
-	f.Add(`RULE:^CN=((\\, *|\w)+)(,.*|$)/$12\$/U`, `CN=x\, y,O=z`)
-	f.Fuzz(func(t *testing.T, rules, dn string) {
-		m, err := ParsePrincipalRules(rules)
-		if err != nil {
-			return
-		}
-		_, _ = m.Name(dn)
 	})
 }

@@ -242,7 +242,7 @@ func (n *Node) Features() (map[string]int16, int64) {
 	return levels, epoch
 }
 
-// ScramCredential implements ScramCredentialSource.
+// ScramCredential implements sasl.ScramCredentialSource.
 func (n *Node) ScramCredential(user string, mechanism int8) (metadata.UserScramCredentialRecord, bool) {
 	return n.ctl.ScramCredential(user, mechanism)
 }

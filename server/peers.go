@@ -16,12 +16,11 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
+	kraftdsasl "github.com/kraftd/kraftd/security/sasl"
+	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
 // ErrPeerUnsupported means the peer does not serve the request's API at a
@@ -49,10 +48,10 @@ type Peers struct {
 	// tls, when set, is the controller listener's material: peers are
 	// reached with its security protocol, keystore and truststore, as an
 	// Apache controller reaches them.
-	tls *tlsMaterial
+	tls *kraftdtls.Material
 	// sasl, when set, is how peers are authenticated to on a SASL
 	// controller listener.
-	sasl *SASLClient
+	sasl *kraftdsasl.Client
 	// resolver looks peers' host names up; nil is the system's. Tests
 	// point it at a DNS server of their own.
 	resolver *net.Resolver
@@ -123,7 +122,7 @@ func NewPeers(clientID string, timeout time.Duration, deliver func(PeerResult), 
 }
 
 // UseTLS makes every later connection a TLS one with m's material.
-func (p *Peers) UseTLS(m *tlsMaterial) {
+func (p *Peers) UseTLS(m *kraftdtls.Material) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.tls = m
@@ -366,7 +365,7 @@ func (p *Peers) secure(pr *peer, c net.Conn) (net.Conn, error) {
 	if m == nil {
 		return c, nil
 	}
-	tc, err := dialTLS(c, m.clientConfig(pr.addr), p.timeout)
+	tc, err := kraftdtls.Dial(c, m.ClientConfig(pr.addr), p.timeout)
 	if err != nil {
 		c.Close()
 		if msg := err.Error(); msg != pr.lastTLSFailure {
@@ -456,24 +455,10 @@ func (p *Peers) Pending() int {
 
 // UseSASL makes every later connection authenticate with c after
 // ApiVersions, as an Apache controller's raft client does.
-func (p *Peers) UseSASL(c *SASLClient) {
+func (p *Peers) UseSASL(c *kraftdsasl.Client) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.sasl = c
-}
-
-// saslMechanism is franz-go's client side of c's mechanism: kraftd does not
-// write its own SASL client either.
-func saslMechanism(c *SASLClient) (sasl.Mechanism, error) {
-	switch c.Mechanism {
-	case mechPlain:
-		return plain.Auth{User: c.User, Pass: c.Password.Value}.AsMechanism(), nil
-	case mechScramSHA256:
-		return scram.Auth{User: c.User, Pass: c.Password.Value}.AsSha256Mechanism(), nil
-	case mechScramSHA512:
-		return scram.Auth{User: c.User, Pass: c.Password.Value}.AsSha512Mechanism(), nil
-	}
-	return nil, fmt.Errorf("mechanism %s is not served", c.Mechanism)
 }
 
 // login authenticates conn to peer pr with SaslHandshake v1 and
@@ -505,8 +490,8 @@ func (p *Peers) login(pr *peer, conn *peerConn) error {
 
 // saslExchange authenticates conn and returns the session lifetime the
 // peer granted (SaslAuthenticate's SessionLifetimeMs; 0 for none).
-func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *SASLClient) (time.Duration, error) {
-	m, err := saslMechanism(c)
+func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *kraftdsasl.Client) (time.Duration, error) {
+	m, err := kraftdsasl.ClientMechanism(c)
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net"
 	"strconv"
+
+	"github.com/kraftd/kraftd/security/sasl"
 )
 
 // QuorumTargets reads the controllers a node of any role (controller or
@@ -42,10 +44,10 @@ func (c *Config) ControllerClientSecurity() (*ClientSecurity, error) {
 		return nil, err
 	}
 	if isTLS {
-		cs.TLS = m.clientConfig("")
+		cs.TLS = m.ClientConfig("")
 	}
 	if s := c.SASL[name]; s != nil && s.Client != nil {
-		if cs.SASL, err = saslMechanism(s.Client); err != nil {
+		if cs.SASL, err = sasl.ClientMechanism(s.Client); err != nil {
 			return nil, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/security/sasl"
 )
 
 // maxSASLFrame bounds a frame read before authentication completes, as
@@ -43,12 +44,12 @@ func (f *authFailure) Error() string { return f.reason }
 // proved, or ok false after logging why; then the answer Apache gives a
 // failure is held for connection.failed.authentication.delay.ms and c is
 // closed after it (holdFailure), so the caller must not use c again.
-func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *SASLSettings, log zerolog.Logger) (*saslSession, bool) {
+func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *sasl.Settings, log zerolog.Logger) (*saslSession, bool) {
 	// The whole exchange has the TLS handshake's bound, so a client that
 	// connects and never authenticates does not hold a slot for long.
 	c.SetDeadline(time.Now().Add(s.handshakeTimeout()))
 	defer c.SetDeadline(time.Time{})
-	a := &saslConn{s: s, out: writeTo(c), settings: settings, address: addressKey(c.RemoteAddr())}
+	a := &saslConn{s: s, out: writeTo(c), settings: settings, address: sasl.AddressKey(c.RemoteAddr())}
 	session, ok := a.run(ctx, r, nil, log)
 	if !ok {
 		s.holdFailure(c, a.held)
@@ -78,7 +79,7 @@ func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log z
 		s.decoding.release(len(frame))
 		if err != nil {
 			kind := logKindSASL
-			var limited *failureLimitError
+			var limited *sasl.LimitError
 			if errors.As(err, &limited) {
 				kind = logKindSASLLimit
 			}
@@ -208,14 +209,14 @@ type saslConn struct {
 	// out writes one whole frame to the client, in order after anything
 	// answered before.
 	out      func(frame []byte) error
-	settings *SASLSettings
-	// address is the client's failure-bucket key (sasl_limits.go).
+	settings *sasl.Settings
+	// address is the client's failure-bucket key (sasl.FailureLimits).
 	address string
 	// held is the answer to a failed exchange, sent only after the delay.
 	held      []byte
 	state     saslState
 	mechanism string
-	exchange  saslExchange
+	exchange  sasl.Exchange
 	// prev is the session being re-authenticated (KIP-368), nil on a
 	// first authentication; badMechanism, when set, is why the
 	// handshake's mechanism cannot re-authenticate prev.
@@ -238,7 +239,7 @@ func (a *saslConn) serve(frame []byte) (done bool, err error) {
 			return false, err
 		}
 		if done {
-			a.lifetime = a.settings.reauthLifetime(a.mechanism)
+			a.lifetime = a.settings.ReauthLifetime(a.mechanism)
 		}
 		return done, nil
 	}
@@ -282,7 +283,8 @@ func (a *saslConn) handshake(h protocol.RequestHeader, req *kmsg.SASLHandshakeRe
 	if err := a.write(h, resp); err != nil {
 		return err
 	}
-	ex, err := a.s.newSASLExchange(req.Mechanism, a.settings)
+	creds, _ := a.s.backend.(sasl.ScramCredentialSource)
+	ex, err := sasl.NewExchange(req.Mechanism, a.settings, creds)
 	if err != nil {
 		return err
 	}
@@ -308,9 +310,9 @@ func (a *saslConn) authenticateStep(h protocol.RequestHeader, req *kmsg.SASLAuth
 		return false, a.fail(h, resp, a.badMechanism, errors.New(a.badMechanism))
 	}
 	answer, done, err := a.step(req.SASLAuthBytes)
-	var limited *failureLimitError
+	var limited *sasl.LimitError
 	if errors.As(err, &limited) {
-		return false, a.fail(h, resp, "Authentication failed: "+limited.reason, err)
+		return false, a.fail(h, resp, "Authentication failed: "+limited.Reason, err)
 	}
 	if err != nil {
 		// Apache's answer says only that the credentials were wrong; the
@@ -318,13 +320,13 @@ func (a *saslConn) authenticateStep(h protocol.RequestHeader, req *kmsg.SASLAuth
 		msg := "Authentication failed during " + a.what() + " due to invalid credentials with SASL mechanism " + a.mechanism
 		return false, a.fail(h, resp, msg, err)
 	}
-	if done && a.prev != nil && a.exchange.user() != a.prev.principal.Name {
+	if done && a.prev != nil && a.exchange.User() != a.prev.principal.Name {
 		msg := fmt.Sprintf("Cannot change principals during re-authentication from %s.%s: User.%s",
-			a.prev.principal.Type, a.prev.principal.Name, a.exchange.user())
+			a.prev.principal.Type, a.prev.principal.Name, a.exchange.User())
 		return false, a.fail(h, resp, msg, errors.New(msg))
 	}
 	if done {
-		a.lifetime = a.settings.reauthLifetime(a.mechanism)
+		a.lifetime = a.settings.ReauthLifetime(a.mechanism)
 		// v0 has no field for it; such a client is still closed once the
 		// session ends, as KIP-368 has Apache do.
 		resp.SessionLifetimeMillis = a.lifetime.Milliseconds()
@@ -348,34 +350,10 @@ func (a *saslConn) hold(h protocol.RequestHeader, resp kmsg.Response) {
 	a.held = protocol.AppendResponse(nil, h, resp)
 }
 
-// failureLimitError is an attempt refused by sasl_limits.go's bounds.
-type failureLimitError struct{ reason string }
-
-func (e *failureLimitError) Error() string { return e.reason }
-
-// step passes token to the mechanism within the bounds on failures: an
-// attempt from an address, or as a principal, over its bound is refused
-// before the credentials are checked, or (when the principal shows only
-// in this token) its outcome is dropped, so a refusal says nothing of
-// the password.
+// step passes token to the mechanism within the node's bounds on failed
+// logins (sasl.FailureLimits.Step).
 func (a *saslConn) step(token []byte) ([]byte, bool, error) {
-	lim := a.s.failures
-	if why := lim.refused(a.address, a.exchange.claimed()); why != "" {
-		lim.failed(a.address, "")
-		return nil, false, &failureLimitError{why}
-	}
-	answer, done, err := a.exchange.step(token)
-	user := a.exchange.claimed()
-	if err != nil || done {
-		if why := lim.refused(a.address, user); why != "" {
-			lim.failed(a.address, "")
-			return nil, false, &failureLimitError{why}
-		}
-	}
-	if err != nil {
-		lim.failed(a.address, user)
-	}
-	return answer, done, err
+	return a.s.failures.Step(a.address, a.exchange, token)
 }
 
 // what names the exchange for logs and answers.

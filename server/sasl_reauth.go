@@ -32,10 +32,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/kraftd/kraftd/security/sasl"
 )
 
 // minReauthInterval is Apache's least time between the starts of two
@@ -55,16 +56,11 @@ type saslSession struct {
 
 // session is the session a completed exchange proved.
 func (a *saslConn) session() *saslSession {
-	s := &saslSession{mechanism: a.mechanism, principal: Principal{Type: "User", Name: a.exchange.user()}}
+	s := &saslSession{mechanism: a.mechanism, principal: Principal{Type: "User", Name: a.exchange.User()}}
 	if a.lifetime > 0 {
 		s.expires = time.Now().Add(a.lifetime)
 	}
 	return s
-}
-
-// reauthLifetime is the session lifetime of mechanism on this listener.
-func (s *SASLSettings) reauthLifetime(mechanism string) time.Duration {
-	return time.Duration(s.MaxReauthMs[mechanism]) * time.Millisecond
 }
 
 // expired reports whether the session has ended at now.
@@ -78,7 +74,7 @@ func (s *saslSession) expired(now time.Time) bool {
 // must close), and any other request after the session ended closes the
 // connection (handled and not ok). Otherwise the caller serves frame.
 func (s *Server) checkSession(ctx context.Context, c net.Conn, r *bufio.Reader, frame []byte, session *saslSession,
-	listener string, settings *SASLSettings, resp *responder, log zerolog.Logger) (handled, ok bool) {
+	listener string, settings *sasl.Settings, resp *responder, log zerolog.Logger) (handled, ok bool) {
 	now := time.Now()
 	isHandshake := len(frame) >= 2 && int16(binary.BigEndian.Uint16(frame)) == saslHandshakeKey
 	if isHandshake && !session.expires.IsZero() && now.Sub(session.reauthStarted) >= minReauthInterval {
@@ -109,9 +105,9 @@ const saslHandshakeKey = 17
 // connection; the client sends nothing else until it completes. On
 // success session takes the new lifetime.
 func (s *Server) reauthenticate(ctx context.Context, c net.Conn, r *bufio.Reader, handshake []byte, session *saslSession,
-	settings *SASLSettings, resp *responder, log zerolog.Logger) bool {
+	settings *sasl.Settings, resp *responder, log zerolog.Logger) bool {
 	c.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
-	a := &saslConn{s: s, out: resp.send(ctx), settings: settings, prev: session, address: addressKey(c.RemoteAddr())}
+	a := &saslConn{s: s, out: resp.send(ctx), settings: settings, prev: session, address: sasl.AddressKey(c.RemoteAddr())}
 	next, ok := a.run(ctx, r, handshake, log)
 	if !ok {
 		a.delayReauthFailure(ctx)
@@ -133,47 +129,4 @@ func (r *responder) send(ctx context.Context) func([]byte) error {
 		r.finish(p)
 		return nil
 	}
-}
-
-// reauthKeys are the keys that may set connections.max.reauth.ms for
-// mechanism on listener, most specific first.
-func reauthKeys(listener, mechanism string) []string {
-	prefix := "listener.name." + strings.ToLower(listener) + "."
-	return []string{
-		prefix + strings.ToLower(mechanism) + "." + reauthKey,
-		prefix + reauthKey,
-		reauthKey,
-	}
-}
-
-const reauthKey = "connections.max.reauth.ms"
-
-// maxReauthMs reads the session lifetime of each mechanism of listener.
-func (p *parser) maxReauthMs(listener string, mechanisms []string) map[string]int64 {
-	out := map[string]int64{}
-	for _, m := range mechanisms {
-		out[m] = 0
-		found := false
-		for _, k := range reauthKeys(listener, m) {
-			if _, set := p.props[k]; set && !found {
-				out[m], found = p.int64(k, 0, 0), true
-			}
-			p.used[k] = true
-		}
-	}
-	return out
-}
-
-// isReauthKey reports whether sub (a key below listener.name.<l>.) sets
-// connections.max.reauth.ms, for the listener or one of its mechanisms.
-func isReauthKey(sub string) bool {
-	if sub == reauthKey {
-		return true
-	}
-	for _, m := range servedMechanisms {
-		if sub == strings.ToLower(m)+"."+reauthKey {
-			return true
-		}
-	}
-	return false
 }

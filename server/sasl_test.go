@@ -18,6 +18,7 @@ import (
 
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/protocol"
+	kraftdsasl "github.com/kraftd/kraftd/security/sasl"
 )
 
 const testPlainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required
@@ -282,8 +283,8 @@ func TestSASLConfig(t *testing.T) {
 		{"no mechanisms", map[string]string{"listener.name.controller.sasl.enabled.mechanisms": ""}, "sasl.enabled.mechanisms", "GSSAPI"},
 		{"GSSAPI", map[string]string{"listener.name.controller.sasl.enabled.mechanisms": "GSSAPI"}, "listener.name.controller.sasl.enabled.mechanisms", "kraftd serves"},
 		{"PLAIN without JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": ""}, "listener.name.controller.plain.sasl.jaas.config", "is required"},
-		{"wrong module", map[string]string{"listener.name.controller.plain.sasl.jaas.config": scramLoginModule + " required;"}, "listener.name.controller.plain.sasl.jaas.config", "needs"},
-		{"bad JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="x"`}, "listener.name.controller.plain.sasl.jaas.config", "semicolon"},
+		{"wrong module", map[string]string{"listener.name.controller.plain.sasl.jaas.config": kraftdsasl.ScramLoginModule + " required;"}, "listener.name.controller.plain.sasl.jaas.config", "needs"},
+		{"bad JAAS", map[string]string{"listener.name.controller.plain.sasl.jaas.config": kraftdsasl.PlainLoginModule + ` required user_a="x"`}, "listener.name.controller.plain.sasl.jaas.config", "semicolon"},
 		{"SASL_SSL without keystore", map[string]string{"listener.security.protocol.map": "CONTROLLER:SASL_SSL"}, "ssl.keystore.location", "needs a keystore"},
 		{"reauth below zero", map[string]string{"listener.name.controller.plain.connections.max.reauth.ms": "-1"}, "listener.name.controller.plain.connections.max.reauth.ms", "below the minimum"},
 		{"reauth on another listener", map[string]string{"listener.name.other.connections.max.reauth.ms": "60000"}, "listener.name.other.connections.max.reauth.ms", "no listener"},
@@ -368,7 +369,7 @@ func TestPeersOverSASL(t *testing.T) {
 	}
 	scramJAAS := map[string]string{
 		"sasl.mechanism.controller.protocol":                      "SCRAM-SHA-512",
-		"listener.name.controller.scram-sha-512.sasl.jaas.config": scramLoginModule + ` required username="controller" password="scram-secret";`,
+		"listener.name.controller.scram-sha-512.sasl.jaas.config": kraftdsasl.ScramLoginModule + ` required username="controller" password="scram-secret";`,
 	}
 	if r, _ := send(t, scramJAAS); r.Err != nil {
 		t.Fatalf("SCRAM-SHA-512: %v", r.Err)
@@ -376,7 +377,7 @@ func TestPeersOverSASL(t *testing.T) {
 	if p := <-b.seen; p.String() != "User:controller" {
 		t.Errorf("the server saw %s", p)
 	}
-	wrong := map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule +
+	wrong := map[string]string{"listener.name.controller.plain.sasl.jaas.config": kraftdsasl.PlainLoginModule +
 		` required username="admin" password="wrong-password" user_admin="admin-secret";`}
 	r, logs := send(t, wrong)
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "SASL_AUTHENTICATION_FAILED") {
@@ -398,7 +399,7 @@ func TestSASLControllerMechanismConfig(t *testing.T) {
 		{map[string]string{"sasl.mechanism.controller.protocol": "SCRAM-SHA-256", "listener.name.controller.sasl.enabled.mechanisms": "PLAIN"},
 			"sasl.mechanism.controller.protocol", "does not enable"},
 		{map[string]string{"sasl.mechanism.controller.protocol": "SCRAM-SHA-256"}, "listener.name.controller.scram-sha-256.sasl.jaas.config", "username"},
-		{map[string]string{"listener.name.controller.plain.sasl.jaas.config": plainLoginModule + ` required user_a="a-secret";`},
+		{map[string]string{"listener.name.controller.plain.sasl.jaas.config": kraftdsasl.PlainLoginModule + ` required user_a="a-secret";`},
 			"listener.name.controller.plain.sasl.jaas.config", "no username and password"},
 	} {
 		_, err := ParseConfig(changedSASLProps(t, tc.change))

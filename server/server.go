@@ -14,6 +14,8 @@ import (
 
 	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/security/sasl"
+	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
 // handlerFunc answers one request. A returned error means "close the
@@ -74,7 +76,7 @@ type Server struct {
 	// waiting to be written.
 	decoding *memBudget
 	// tls holds the material of each SSL listener, by name.
-	tls            map[string]*tlsMaterial
+	tls            map[string]*kraftdtls.Material
 	handshakeLimit time.Duration // tests shorten the handshake bound
 	meter          Meter         // nil: nothing is measured
 	// authorizer checks every request when authorizer.class.name is
@@ -82,9 +84,9 @@ type Server struct {
 	authorizer *authz.Authorizer
 	denials    deniedLog
 	// logLimit rate-limits the security log lines strangers can cause
-	// (log_limit.go); failures bounds failed logins (sasl_limits.go).
+	// (log_limit.go); failures bounds failed logins (sasl.FailureLimits).
 	logLimit *logLimiter
-	failures *failureLimits
+	failures *sasl.FailureLimits
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -120,7 +122,7 @@ func New(cfg *Config, backend Backend, log zerolog.Logger) *Server {
 	s.authorizer = s.newAuthorizer()
 	s.logLimit = newLogLimiter(log, logBurst, logWindow)
 	if cfg.MaxFailedAuthPerAddress > 0 || cfg.MaxFailedAuthPerPrincipal > 0 {
-		s.failures = newFailureLimits(cfg.MaxFailedAuthPerAddress, cfg.MaxFailedAuthPerPrincipal)
+		s.failures = sasl.NewFailureLimits(cfg.MaxFailedAuthPerAddress, cfg.MaxFailedAuthPerPrincipal)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s
@@ -131,7 +133,7 @@ func (s *Server) Registry() *protocol.Registry { return s.registry }
 
 // Listen binds every configured listener. It returns once all are bound.
 func (s *Server) Listen() error {
-	s.tls = map[string]*tlsMaterial{}
+	s.tls = map[string]*kraftdtls.Material{}
 	for _, l := range s.cfg.Listeners {
 		m, isTLS, err := s.cfg.listenerTLS(l.Name)
 		if err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
 	"os"
@@ -22,6 +23,12 @@ func loadProps(props map[string]string) (*Config, error) {
 		return nil, err
 	}
 	return c, c.LoadTLS(zerolog.Nop())
+}
+
+// loaded is the certificate and roots a listener's material serves now.
+func loaded(c *Config, listener string) (*tls.Certificate, *x509.CertPool) {
+	cc := c.tlsMaterial[listener].ClientConfig("")
+	return &cc.Certificates[0], cc.RootCAs
 }
 
 func TestTLSStoresLoadInEveryFormat(t *testing.T) {
@@ -50,7 +57,7 @@ func TestTLSStoresLoadInEveryFormat(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		cert, roots := c.tlsMaterial["CONTROLLER"].current()
+		cert, roots := loaded(c, "CONTROLLER")
 		if !cert.Leaf.Equal(k.server.Cert) || len(cert.Certificate) != 2 || roots == nil {
 			t.Errorf("%s: loaded %s with %d certificates", name, cert.Leaf.Subject, len(cert.Certificate))
 		}
@@ -225,7 +232,7 @@ func TestEncryptedPEMKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cert, _ := c.tlsMaterial["CONTROLLER"].current(); !cert.Leaf.Equal(k.server.Cert) {
+	if cert, _ := loaded(c, "CONTROLLER"); !cert.Leaf.Equal(k.server.Cert) {
 		t.Fatal("the decrypted keystore holds another certificate")
 	}
 	for password, want := range map[string]string{"wrong-secret": "ssl.key.password", "": "ssl.key.password"} {

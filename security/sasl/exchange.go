@@ -1,4 +1,4 @@
-package server
+package sasl
 
 import (
 	"bytes"
@@ -9,44 +9,46 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/security"
 )
 
-// saslExchange is the server side of one mechanism's conversation.
-type saslExchange interface {
-	// step takes the client's next token and returns the server's answer;
+// Exchange is the server side of one mechanism's conversation.
+type Exchange interface {
+	// Step takes the client's next token and returns the server's answer;
 	// done is true once the client has proved who it is. An error is a
 	// failed authentication, worded for the log without any credential.
-	step(token []byte) (answer []byte, done bool, err error)
-	// user is the authenticated name once done.
-	user() string
-	// claimed is the user the client has named so far, if that user
-	// exists: failures are counted against it (sasl_limits.go). It is ""
+	Step(token []byte) (answer []byte, done bool, err error)
+	// User is the authenticated name once done.
+	User() string
+	// Claimed is the user the client has named so far, if that user
+	// exists: failures are counted against it (FailureLimits). It is ""
 	// before the client names one, or when no such user exists, so that
 	// made-up names cost no memory.
-	claimed() string
+	Claimed() string
 }
 
-// errBadCredentials is every PLAIN and SCRAM failure that a wrong user
+// ErrBadCredentials is every PLAIN and SCRAM failure that a wrong user
 // name or password causes: the log says no more, so that it cannot be
 // used to learn which user names exist.
-var errBadCredentials = errors.New("invalid user name or password")
+var ErrBadCredentials = errors.New("invalid user name or password")
 
-// ScramCredentialSource is what a Backend also implements to serve SCRAM:
-// the UserScramCredentialRecords of the committed metadata image, by user
+// ScramCredentialSource is what serves SCRAM its stored keys (the node's
+// backend implements it): the UserScramCredentialRecords of the committed metadata image, by user
 // and mechanism (1 SCRAM-SHA-256, 2 SCRAM-SHA-512).
 type ScramCredentialSource interface {
 	ScramCredential(user string, mechanism int8) (metadata.UserScramCredentialRecord, bool)
 }
 
-// newSASLExchange starts mechanism for a connection to a listener.
-func (s *Server) newSASLExchange(mechanism string, settings *SASLSettings) (saslExchange, error) {
+// NewExchange starts mechanism for a connection to a listener with
+// settings; creds (nil: none) checks SCRAM.
+func NewExchange(mechanism string, settings *Settings, creds ScramCredentialSource) (Exchange, error) {
 	switch mechanism {
-	case mechPlain:
+	case Plain:
 		return &plainExchange{users: settings.PlainUsers}, nil
-	case mechScramSHA256:
-		return s.newScramExchange(scram.SHA256, 1)
-	case mechScramSHA512:
-		return s.newScramExchange(scram.SHA512, 2)
+	case ScramSHA256:
+		return newScramExchange(creds, scram.SHA256, 1)
+	case ScramSHA512:
+		return newScramExchange(creds, scram.SHA512, 2)
 	}
 	return nil, fmt.Errorf("mechanism %s is not served", mechanism)
 }
@@ -54,12 +56,12 @@ func (s *Server) newSASLExchange(mechanism string, settings *SASLSettings) (sasl
 // plainExchange is RFC 4616 PLAIN: one token, [authzid] NUL user NUL
 // password, checked against the listener's JAAS users.
 type plainExchange struct {
-	users   map[string]Secret
+	users   map[string]security.Secret
 	name    string
 	claimer string
 }
 
-func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
+func (p *plainExchange) Step(token []byte) ([]byte, bool, error) {
 	authzid, user, password, err := parsePlainToken(token)
 	if err != nil {
 		return nil, false, err
@@ -71,7 +73,7 @@ func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
 	// Compare even for an unknown user, so timing does not tell.
 	match := subtle.ConstantTimeCompare([]byte(want.Value), []byte(password)) == 1
 	if !ok || !match {
-		return nil, false, errBadCredentials
+		return nil, false, ErrBadCredentials
 	}
 	if authzid != "" && authzid != user {
 		return nil, false, errors.New("the client asked for an authorization id other than its user name")
@@ -80,8 +82,8 @@ func (p *plainExchange) step(token []byte) ([]byte, bool, error) {
 	return []byte{}, true, nil
 }
 
-func (p *plainExchange) user() string    { return p.name }
-func (p *plainExchange) claimed() string { return p.claimer }
+func (p *plainExchange) User() string    { return p.name }
+func (p *plainExchange) Claimed() string { return p.claimer }
 
 // parsePlainToken splits a PLAIN token into its three fields, refusing
 // (as Apache does) a token with any other number, or an empty user name
@@ -107,16 +109,15 @@ type scramExchange struct {
 	claimer string
 }
 
-func (s *Server) newScramExchange(hash scram.HashGeneratorFcn, mechanism int8) (saslExchange, error) {
-	src, ok := s.backend.(ScramCredentialSource)
-	if !ok {
+func newScramExchange(src ScramCredentialSource, hash scram.HashGeneratorFcn, mechanism int8) (Exchange, error) {
+	if src == nil {
 		return nil, errors.New("this node has no SCRAM credentials to check against")
 	}
 	e := &scramExchange{}
 	lookup := func(user string) (scram.StoredCredentials, error) {
 		rec, ok := src.ScramCredential(user, mechanism)
 		if !ok {
-			return scram.StoredCredentials{}, errBadCredentials
+			return scram.StoredCredentials{}, ErrBadCredentials
 		}
 		e.claimer = user
 		return scram.StoredCredentials{
@@ -132,13 +133,13 @@ func (s *Server) newScramExchange(hash scram.HashGeneratorFcn, mechanism int8) (
 	return e, nil
 }
 
-func (e *scramExchange) step(token []byte) ([]byte, bool, error) {
+func (e *scramExchange) Step(token []byte) ([]byte, bool, error) {
 	answer, err := e.conv.Step(string(token))
 	if err != nil {
 		// The library's errors name no secret, but a wrong proof and an
 		// unknown user must read alike.
-		if e.conv.Done() || errors.Is(err, errBadCredentials) {
-			return nil, false, errBadCredentials
+		if e.conv.Done() || errors.Is(err, ErrBadCredentials) {
+			return nil, false, ErrBadCredentials
 		}
 		return nil, false, fmt.Errorf("the SCRAM exchange failed: %v", err)
 	}
@@ -146,7 +147,7 @@ func (e *scramExchange) step(token []byte) ([]byte, bool, error) {
 		return []byte(answer), false, nil
 	}
 	if !e.conv.Valid() {
-		return nil, false, errBadCredentials
+		return nil, false, ErrBadCredentials
 	}
 	if z := e.conv.AuthzID(); z != "" && z != e.conv.Username() {
 		return nil, false, errors.New("the client asked for an authorization id other than its user name")
@@ -154,5 +155,5 @@ func (e *scramExchange) step(token []byte) ([]byte, bool, error) {
 	return []byte(answer), true, nil
 }
 
-func (e *scramExchange) user() string    { return e.conv.Username() }
-func (e *scramExchange) claimed() string { return e.claimer }
+func (e *scramExchange) User() string    { return e.conv.Username() }
+func (e *scramExchange) Claimed() string { return e.claimer }

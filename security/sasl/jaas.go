@@ -1,4 +1,4 @@
-package server
+package sasl
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// jaasModule is one login module entry of a sasl.jaas.config value:
+// JAASModule is one login module entry of a sasl.jaas.config value:
 // `<class> <flag> key="value" ... ;`.
-type jaasModule struct {
+type JAASModule struct {
 	Class   string
 	Flag    string // required, requisite, sufficient or optional
 	Options map[string]string
@@ -18,9 +18,9 @@ type jaasModule struct {
 // StreamTokenizer: words, quoted strings ("..." or '...', backslash
 // escapes), '=' and ';', with // and /* */ comments. Errors name option
 // keys and positions, never values: the values are passwords.
-func parseJAAS(text string) ([]jaasModule, error) {
+func parseJAAS(text string) ([]JAASModule, error) {
 	t := &jaasTokenizer{s: text}
-	var out []jaasModule
+	var out []JAASModule
 	for {
 		tok, err := t.next()
 		if err != nil {
@@ -41,11 +41,11 @@ func parseJAAS(text string) ([]jaasModule, error) {
 	return out, nil
 }
 
-func parseJAASModule(t *jaasTokenizer, class jaasToken) (jaasModule, error) {
+func parseJAASModule(t *jaasTokenizer, class jaasToken) (JAASModule, error) {
 	if class.kind != jaasWord {
-		return jaasModule{}, fmt.Errorf("expects a login module class at offset %d", class.at)
+		return JAASModule{}, fmt.Errorf("expects a login module class at offset %d", class.at)
 	}
-	m := jaasModule{Class: class.text, Options: map[string]string{}}
+	m := JAASModule{Class: class.text, Options: map[string]string{}}
 	flag, err := t.next()
 	if err != nil {
 		return m, err

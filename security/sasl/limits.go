@@ -1,6 +1,6 @@
-package server
+package sasl
 
-// sasl_limits.go: bounds on failed SASL authentications, beyond Apache,
+// Bounds on failed SASL authentications, beyond Apache,
 // which has only the delay of connection.failed.authentication.delay.ms
 // (and so lets 50 parallel clients try about 140 passwords a second).
 //
@@ -33,8 +33,9 @@ import (
 // maxFailureBuckets bounds the address table (about 100 bytes an entry).
 const maxFailureBuckets = 1 << 16
 
-// failureLimits holds the buckets of one node.
-type failureLimits struct {
+// FailureLimits holds the buckets of one node; a nil *FailureLimits
+// bounds nothing.
+type FailureLimits struct {
 	perAddress, perPrincipal float64 // failures a minute; 0 is unbounded
 	now                      func() time.Time
 
@@ -49,13 +50,15 @@ type failureBucket struct {
 	at     time.Time // when tokens was last brought up to date
 }
 
-func newFailureLimits(perAddress, perPrincipal int) *failureLimits {
-	return &failureLimits{perAddress: float64(perAddress), perPrincipal: float64(perPrincipal), now: time.Now,
+// NewFailureLimits bounds failures a minute per address and per
+// principal (0: unbounded).
+func NewFailureLimits(perAddress, perPrincipal int) *FailureLimits {
+	return &FailureLimits{perAddress: float64(perAddress), perPrincipal: float64(perPrincipal), now: time.Now,
 		addresses: map[string]*failureBucket{}, principals: map[string]*failureBucket{}}
 }
 
-// addressKey is the bucket key of a client address.
-func addressKey(remote net.Addr) string {
+// AddressKey is the bucket key of a client address.
+func AddressKey(remote net.Addr) string {
 	tcp, ok := remote.(*net.TCPAddr)
 	if !ok {
 		return remote.String()
@@ -75,7 +78,7 @@ func level(b *failureBucket, rate float64, now time.Time) float64 {
 
 // refused says why an attempt from address as principal (empty when not
 // yet known or not existing) must be refused, or "" when it may go on.
-func (l *failureLimits) refused(address, principal string) string {
+func (l *FailureLimits) refused(address, principal string) string {
 	if l == nil {
 		return ""
 	}
@@ -107,7 +110,7 @@ func (l *failureLimits) refused(address, principal string) string {
 
 // failed charges a failed attempt to address and, when it exists, to
 // principal.
-func (l *failureLimits) failed(address, principal string) {
+func (l *FailureLimits) failed(address, principal string) {
 	if l == nil {
 		return
 	}
@@ -139,7 +142,7 @@ func charge(table map[string]*failureBucket, key string, rate float64, now time.
 // addressRate is the refill rate of address buckets: they are kept for
 // the per-principal bound too (which spares addresses with no recent
 // failure), at the per-address rate or else the per-principal one.
-func (l *failureLimits) addressRate() float64 {
+func (l *FailureLimits) addressRate() float64 {
 	if l.perAddress > 0 {
 		return l.perAddress
 	}
@@ -148,7 +151,7 @@ func (l *failureLimits) addressRate() float64 {
 
 // sweep drops the address buckets that have refilled, at most once a
 // second (a sweep walks the whole table), reporting whether there is room.
-func (l *failureLimits) sweep(now time.Time) bool {
+func (l *FailureLimits) sweep(now time.Time) bool {
 	if now.Sub(l.lastSweep) >= time.Second {
 		l.lastSweep = now
 		rate := l.addressRate()
@@ -159,4 +162,45 @@ func (l *failureLimits) sweep(now time.Time) bool {
 		}
 	}
 	return len(l.addresses) < maxFailureBuckets
+}
+
+// LimitError is an attempt refused by the bounds; Reason is worded for
+// the client and the log.
+type LimitError struct{ Reason string }
+
+func (e *LimitError) Error() string { return e.Reason }
+
+// Step passes token to ex for a client at address within the bounds: an
+// attempt from an address, or as a principal, over its bound is refused
+// (a *LimitError) before the credentials are checked, or (when the
+// principal shows only in this token) its outcome is dropped, so a
+// refusal says nothing of the password.
+func (l *FailureLimits) Step(address string, ex Exchange, token []byte) ([]byte, bool, error) {
+	if why := l.refused(address, ex.Claimed()); why != "" {
+		l.failed(address, "")
+		return nil, false, &LimitError{why}
+	}
+	answer, done, err := ex.Step(token)
+	user := ex.Claimed()
+	if err != nil || done {
+		if why := l.refused(address, user); why != "" {
+			l.failed(address, "")
+			return nil, false, &LimitError{why}
+		}
+	}
+	if err != nil {
+		l.failed(address, user)
+	}
+	return answer, done, err
+}
+
+// Buckets counts the address and principal buckets held, for tests and
+// the curious: memory held for failures.
+func (l *FailureLimits) Buckets() (addresses, principals int) {
+	if l == nil {
+		return 0, 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.addresses), len(l.principals)
 }

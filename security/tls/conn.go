@@ -1,4 +1,4 @@
-package server
+package kraftdtls
 
 import (
 	"context"
@@ -11,64 +11,38 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/kraftd/kraftd/security"
 )
 
-// maxHandshakeTimeout bounds a TLS handshake, so a client that connects
-// and never finishes one holds a connection slot only this long (or
-// connections.max.idle.ms, if shorter). Apache has no key for this; its
-// idle timeout is ten minutes, far longer than any real handshake.
-const maxHandshakeTimeout = 10 * time.Second
-
-func (s *Server) handshakeTimeout() time.Duration {
-	if s.handshakeLimit > 0 {
-		return s.handshakeLimit
-	}
-	return min(maxHandshakeTimeout, s.idle())
-}
-
-// secure completes the TLS handshake of a connection to an SSL listener
-// and works out its principal; on a PLAINTEXT listener it returns c as it
-// is, ANONYMOUS. Nothing of the Kafka protocol is read before it returns
-// ok, and a failure closes only this connection, logged with the peer
-// and the reason.
-func (s *Server) secure(ctx context.Context, c net.Conn, listener string) (net.Conn, Principal, bool) {
-	m := s.tls[listener]
-	if m == nil {
-		return c, Anonymous, true
-	}
+// Accept completes the server side of a handshake on c within timeout and
+// names the client: ANONYMOUS when it sent no certificate, else its
+// certificate's DN mapped by ssl.principal.mapping.rules. A failed
+// handshake is a *HandshakeError; a certificate no rule maps is another
+// error. Nothing is read from c after the handshake.
+func (m *Material) Accept(ctx context.Context, c net.Conn, timeout time.Duration) (*tls.Conn, security.Principal, error) {
 	tc := tls.Server(c, m.serverConfig())
-	timeout := s.handshakeTimeout()
 	hctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tc.SetDeadline(time.Now().Add(timeout))
 	err := tc.HandshakeContext(hctx)
 	tc.SetDeadline(time.Time{})
 	if err != nil {
-		if ctx.Err() == nil && s.logLimit.allow(logKindTLS) {
-			s.log.Warn().Str("listener", listener).Str("remote", c.RemoteAddr().String()).
-				Str("reason", describeHandshakeError(err, timeout)).Msg("TLS handshake failed; closing connection")
-		}
-		return nil, Principal{}, false
+		return nil, security.Principal{}, &HandshakeError{DescribeHandshakeError(err, timeout), err}
 	}
 	var peer *x509.Certificate
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
 		peer = certs[0]
 	}
-	p, err := principalFor(peer, m.settings.Principals)
+	p, err := security.PrincipalFor(peer, m.settings.Principals)
 	if err != nil {
-		if s.logLimit.allow(logKindTLS) {
-			s.log.Warn().Str("listener", listener).Str("remote", c.RemoteAddr().String()).Str("reason", err.Error()).
-				Msg("no principal for the client's certificate; closing connection")
-		}
-		return nil, Principal{}, false
+		return nil, security.Principal{}, err
 	}
-	s.log.Debug().Str("listener", listener).Str("remote", c.RemoteAddr().String()).Str("principal", p.String()).
-		Str("tls_version", tls.VersionName(tc.ConnectionState().Version)).Msg("TLS connection established")
-	return tc, p, true
+	return tc, p, nil
 }
 
-// describeHandshakeError words a failed handshake for an operator.
-func describeHandshakeError(err error, timeout time.Duration) string {
+// DescribeHandshakeError words a failed handshake for an operator.
+func DescribeHandshakeError(err error, timeout time.Duration) string {
 	var header tls.RecordHeaderError
 	var unknownCA x509.UnknownAuthorityError
 	var invalid x509.CertificateInvalidError
@@ -92,25 +66,25 @@ func describeHandshakeError(err error, timeout time.Duration) string {
 	return err.Error()
 }
 
-// dialTLS completes the client side of a handshake with a peer within
-// the client's timeout.
-func dialTLS(c net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) {
+// Dial completes the client side of a handshake on c within timeout. A
+// failure is a *HandshakeError, worded for the log.
+func Dial(c net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) {
 	tc := tls.Client(c, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	tc.SetDeadline(time.Now().Add(timeout))
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return nil, &handshakeError{describeHandshakeError(err, timeout), err}
+		return nil, &HandshakeError{DescribeHandshakeError(err, timeout), err}
 	}
 	tc.SetDeadline(time.Time{})
 	return tc, nil
 }
 
-// handshakeError is a failed client handshake, worded for the log.
-type handshakeError struct {
-	reason string
+// HandshakeError is a failed handshake, worded for the log.
+type HandshakeError struct {
+	Reason string // DescribeHandshakeError's words
 	err    error
 }
 
-func (e *handshakeError) Error() string { return "TLS handshake: " + e.reason }
-func (e *handshakeError) Unwrap() error { return e.err }
+func (e *HandshakeError) Error() string { return "TLS handshake: " + e.Reason }
+func (e *HandshakeError) Unwrap() error { return e.err }

@@ -1,4 +1,4 @@
-package server
+package kraftdtls
 
 import (
 	"crypto/tls"
@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// tlsMaterial is one SSL listener's keystore and truststore, as both its
+// Material is one SSL listener's keystore and truststore, as both its
 // server side and the peer client use them. Each new connection asks for
 // the current material; when a store file was replaced (renamed over, or
 // its modification time or size changed) since it was read, it is read again first, so a replaced
@@ -23,8 +23,8 @@ import (
 // replacement that does not load, or names another subject than the
 // certificate it replaces (unless ssl.allow.dn.changes / .san.changes
 // allow it), is logged and the old material kept.
-type tlsMaterial struct {
-	settings *TLSSettings
+type Material struct {
+	settings *Settings
 	log      zerolog.Logger
 
 	mu         sync.Mutex
@@ -57,9 +57,9 @@ func (a fileStamp) same(b fileStamp) bool {
 	return os.SameFile(a.info, b.info) && a.info.ModTime().Equal(b.info.ModTime()) && a.info.Size() == b.info.Size()
 }
 
-// newTLSMaterial loads the stores once; an error is a *ConfigError.
-func newTLSMaterial(t *TLSSettings, log zerolog.Logger) (*tlsMaterial, error) {
-	m := &tlsMaterial{settings: t, log: log.With().Str("listener", t.Listener).Logger()}
+// NewMaterial loads the stores once; an error is a *security.KeyError.
+func NewMaterial(t *Settings, log zerolog.Logger) (*Material, error) {
+	m := &Material{settings: t, log: log.With().Str("listener", t.Listener).Logger()}
 	m.keyStamp, m.trustStamp = stampOf(t.Keystore.Location), stampOf(t.Truststore.Location)
 	cert, err := loadKeystore(t)
 	if err != nil {
@@ -74,7 +74,7 @@ func newTLSMaterial(t *TLSSettings, log zerolog.Logger) (*tlsMaterial, error) {
 	return m, nil
 }
 
-func (m *tlsMaterial) logServing(msg string) {
+func (m *Material) logServing(msg string) {
 	c := m.cert.Leaf
 	m.log.Info().Str("subject", c.Subject.String()).Str("serial", c.SerialNumber.Text(16)).
 		Time("not_after", c.NotAfter).Str("issuer", c.Issuer.String()).Msg(msg)
@@ -82,7 +82,7 @@ func (m *tlsMaterial) logServing(msg string) {
 
 // current returns the certificate and roots to use for a new connection,
 // reading replaced store files first.
-func (m *tlsMaterial) current() (*tls.Certificate, *x509.CertPool) {
+func (m *Material) current() (*tls.Certificate, *x509.CertPool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.settings
@@ -105,7 +105,7 @@ func (m *tlsMaterial) current() (*tls.Certificate, *x509.CertPool) {
 	return m.cert, m.roots
 }
 
-func (m *tlsMaterial) reloadKeystore() error {
+func (m *Material) reloadKeystore() error {
 	cert, err := loadKeystore(m.settings)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func (m *tlsMaterial) reloadKeystore() error {
 	return nil
 }
 
-func (m *tlsMaterial) logFailure(store string, err error) {
+func (m *Material) logFailure(store string, err error) {
 	if msg := err.Error(); msg != m.failed {
 		m.failed = msg
 		m.log.Error().Err(err).Str("store", store).Msg("replaced store not taken; still serving the previous one")
@@ -143,7 +143,7 @@ func sameSANs(a, b *x509.Certificate) bool {
 
 // serverConfig is the listener's TLS configuration; every handshake takes
 // the material current at that moment.
-func (m *tlsMaterial) serverConfig() *tls.Config {
+func (m *Material) serverConfig() *tls.Config {
 	t := m.settings
 	return &tls.Config{
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
@@ -156,11 +156,11 @@ func (m *tlsMaterial) serverConfig() *tls.Config {
 	}
 }
 
-// clientConfig is the peer client's TLS configuration for a connection to
+// ClientConfig is the peer client's TLS configuration for a connection to
 // addr: it presents the keystore's certificate and, with
 // ssl.endpoint.identification.algorithm=https (the default), checks that
 // the peer's certificate names addr's host.
-func (m *tlsMaterial) clientConfig(addr string) *tls.Config {
+func (m *Material) ClientConfig(addr string) *tls.Config {
 	t := m.settings
 	cert, roots := m.current()
 	host, _, err := net.SplitHostPort(addr)
@@ -172,11 +172,17 @@ func (m *tlsMaterial) clientConfig(addr string) *tls.Config {
 		MinVersion: t.MinVersion, MaxVersion: t.MaxVersion, CipherSuites: t.CipherSuites,
 	}
 	if !t.VerifyHostname {
-		// Verify the chain, not the name: crypto/tls does both or neither.
-		c.InsecureSkipVerify = true
-		c.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, roots) }
+		verifyChainOnly(c)
 	}
 	return c
+}
+
+// verifyChainOnly has c verify the peer's chain against its RootCAs, not
+// the name: crypto/tls does both or neither.
+func verifyChainOnly(c *tls.Config) {
+	roots := c.RootCAs
+	c.InsecureSkipVerify = true
+	c.VerifyConnection = func(cs tls.ConnectionState) error { return verifyChain(cs, roots) }
 }
 
 func verifyChain(cs tls.ConnectionState, roots *x509.CertPool) error {

@@ -1,4 +1,4 @@
-package server
+package kraftdtls
 
 import (
 	"bytes"
@@ -13,34 +13,36 @@ import (
 	"strings"
 
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/kraftd/kraftd/security"
 )
 
 // Keystores and truststores are read here. PKCS12 goes through go-pkcs12,
-// JKS through keystore-go (tls_jks.go); PEM is read leniently (Apache
+// JKS through keystore-go (jks.go); PEM is read leniently (Apache
 // accepts PEM whose line breaks a properties file folded away). A
 // JKS-typed file that is really PKCS12 is read as PKCS12, as a JDK does.
 
 // loadKeystore reads the listener's keystore into a certificate with its
-// chain. The error names the key to fix.
-func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
+// chain. The error (a *security.KeyError) names the key to fix.
+func loadKeystore(t *Settings) (*tls.Certificate, error) {
 	ks := t.Keystore
 	if !ks.Configured() {
-		return nil, &ConfigError{Key: t.Key("ssl.keystore.location"), Err: fmt.Errorf("an SSL listener (%s) needs a keystore: set ssl.keystore.location, or ssl.keystore.key with ssl.keystore.certificate.chain", t.Listener)}
+		return nil, &security.KeyError{Key: t.Key("ssl.keystore.location"), Err: fmt.Errorf("an SSL listener (%s) needs a keystore: set ssl.keystore.location, or ssl.keystore.key with ssl.keystore.certificate.chain", t.Listener)}
 	}
 	if ks.Inline != "" {
 		cert, err := pemKeyPair([]byte(ks.Inline), []byte(ks.InlineKey.Value), t.KeyPassword)
 		var kp *keyPasswordError
 		if errors.As(err, &kp) {
-			return nil, &ConfigError{Key: t.Key("ssl.key.password"), Err: err}
+			return nil, &security.KeyError{Key: t.Key("ssl.key.password"), Err: err}
 		}
 		if err != nil {
-			return nil, &ConfigError{Key: t.Key("ssl.keystore.key"), Err: err}
+			return nil, &security.KeyError{Key: t.Key("ssl.keystore.key"), Err: err}
 		}
 		return cert, nil
 	}
 	data, err := os.ReadFile(ks.Location)
 	if err != nil {
-		return nil, &ConfigError{Key: t.Key("ssl.keystore.location"), Err: err}
+		return nil, &security.KeyError{Key: t.Key("ssl.keystore.location"), Err: err}
 	}
 	var cert *tls.Certificate
 	switch storeFormat(ks.Type, data) {
@@ -48,7 +50,7 @@ func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
 		cert, err = pemKeyPair(data, data, t.KeyPassword)
 	case "PKCS12":
 		if t.KeyPassword.Set && t.KeyPassword.Value != ks.Password.Value {
-			return nil, &ConfigError{Key: t.Key("ssl.key.password"), Err: errors.New("differs from ssl.keystore.password; kraftd reads PKCS12 keystores whose key has the store's password (as keytool writes them)")}
+			return nil, &security.KeyError{Key: t.Key("ssl.key.password"), Err: errors.New("differs from ssl.keystore.password; kraftd reads PKCS12 keystores whose key has the store's password (as keytool writes them)")}
 		}
 		cert, err = pkcs12KeyPair(data, ks.Password.Value)
 	case "JKS":
@@ -57,17 +59,17 @@ func loadKeystore(t *TLSSettings) (*tls.Certificate, error) {
 			keyPassword = t.KeyPassword.Value
 		}
 		if cert, err = jksKeyPair(data, ks.Password.Value, keyPassword); err != nil && !ks.Password.Set {
-			return nil, &ConfigError{Key: t.Key("ssl.keystore.password"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
+			return nil, &security.KeyError{Key: t.Key("ssl.keystore.password"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
 		}
 	default:
-		return nil, &ConfigError{Key: t.Key("ssl.keystore.type"), Err: errJKS(ks.Location, data)}
+		return nil, &security.KeyError{Key: t.Key("ssl.keystore.type"), Err: errJKS(ks.Location, data)}
 	}
 	var kp *keyPasswordError
 	if errors.As(err, &kp) {
-		return nil, &ConfigError{Key: t.Key("ssl.key.password"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
+		return nil, &security.KeyError{Key: t.Key("ssl.key.password"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
 	}
 	if err != nil {
-		return nil, &ConfigError{Key: t.Key("ssl.keystore.location"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
+		return nil, &security.KeyError{Key: t.Key("ssl.keystore.location"), Err: fmt.Errorf("%s: %w", ks.Location, err)}
 	}
 	return cert, nil
 }
@@ -80,7 +82,7 @@ func (e *keyPasswordError) Unwrap() error { return e.error }
 // loadTruststore reads the listener's trusted certificates; nil with no
 // error means none is configured, and the system's roots are used, as a
 // JVM uses its cacerts.
-func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
+func loadTruststore(t *Settings) (*x509.CertPool, error) {
 	ts := t.Truststore
 	if !ts.Configured() {
 		return nil, nil
@@ -94,7 +96,7 @@ func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
 	} else {
 		var data []byte
 		if data, err = os.ReadFile(ts.Location); err != nil {
-			return nil, &ConfigError{Key: key, Err: err}
+			return nil, &security.KeyError{Key: key, Err: err}
 		}
 		switch storeFormat(ts.Type, data) {
 		case "PEM":
@@ -106,7 +108,7 @@ func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
 				key = t.Key("ssl.truststore.password")
 			}
 		default:
-			return nil, &ConfigError{Key: t.Key("ssl.truststore.type"), Err: errJKS(ts.Location, data)}
+			return nil, &security.KeyError{Key: t.Key("ssl.truststore.type"), Err: errJKS(ts.Location, data)}
 		}
 		if err != nil {
 			err = fmt.Errorf("%s: %w", ts.Location, err)
@@ -116,7 +118,7 @@ func loadTruststore(t *TLSSettings) (*x509.CertPool, error) {
 		err = errors.New("holds no certificate")
 	}
 	if err != nil {
-		return nil, &ConfigError{Key: key, Err: err}
+		return nil, &security.KeyError{Key: key, Err: err}
 	}
 	pool := x509.NewCertPool()
 	for _, c := range certs {
@@ -164,7 +166,7 @@ func pkcs12KeyPair(data []byte, password string) (*tls.Certificate, error) {
 
 // pemKeyPair reads a key (from keyPEM) and its chain (from chainPEM); a
 // PEM keystore file is both.
-func pemKeyPair(chainPEM, keyPEM []byte, password Secret) (*tls.Certificate, error) {
+func pemKeyPair(chainPEM, keyPEM []byte, password security.Secret) (*tls.Certificate, error) {
 	certs, err := pemCertificates(chainPEM)
 	if err != nil {
 		return nil, err
