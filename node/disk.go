@@ -76,7 +76,13 @@ func OpenDisk(fsys storage.FS, cfg DiskConfig, log zerolog.Logger) (*Disk, error
 	case err != nil:
 		return nil, err
 	}
-	d := &Disk{fs: fsys, node: nd, Meta: nd.Meta, Bootstrap: nd.Bootstrap, Log: nd.Log}
+	b := nd.Bootstrap
+	boot, err := metadata.DecodeBootstrap(b.CheckpointPath, b.Checkpoint, b.SnapshotPath, b.Snapshot)
+	if err != nil {
+		nd.Close()
+		return nil, err
+	}
+	d := &Disk{fs: fsys, node: nd, Meta: nd.Meta, Bootstrap: boot.Records, Log: nd.Log}
 	if len(d.Bootstrap) == 0 {
 		// Apache uses the latest production metadata.version when no
 		// bootstrap records exist.

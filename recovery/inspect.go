@@ -75,34 +75,38 @@ func (s *State) Epoch() int32 {
 	return max(s.LogEpoch, s.QuorumState.LeaderEpoch, s.Snapshot.Epoch)
 }
 
-// open takes the directory for recovery: it refuses one an Apache process
-// holds (fcntl, which kraftd's flock does not see) or a kraftd process
-// holds (storage.OpenNodeDir's flock), then opens it as a start would.
-func open(fsys storage.FS, cfg Config, logger zerolog.Logger) (*storage.NodeDir, error) {
-	if _, ok := fsys.(storage.OSFS); ok {
-		if err := probeApacheLock(cfg.MetadataLogDir); err != nil {
-			return nil, err
-		}
-	}
+// open takes the directory for recovery: it refuses one a kraftd or an
+// Apache process holds (storage.OpenNodeDir's lock), then opens it as a
+// start would, with the bootstrap records format left.
+func open(fsys storage.FS, cfg Config, logger zerolog.Logger) (*storage.NodeDir, []metadata.Record, error) {
 	nd, err := storage.OpenNodeDir(fsys, cfg.MetadataLogDir, storage.NodeDirConfig{NodeID: cfg.NodeID}, logger)
 	if errors.Is(err, storage.ErrLocked) {
-		return nil, fmt.Errorf("%w: %v; stop the node first", ErrLocked, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrLocked, err)
 	}
-	return nd, err
+	if err != nil {
+		return nil, nil, err
+	}
+	b := nd.Bootstrap
+	boot, err := metadata.DecodeBootstrap(b.CheckpointPath, b.Checkpoint, b.SnapshotPath, b.Snapshot)
+	if err != nil {
+		nd.Close()
+		return nil, nil, err
+	}
+	return nd, boot.Records, nil
 }
 
 // Inspect reads what the metadata directory of cfg holds without changing
 // it (beyond what opening it for a start changes: a torn tail is cut).
 func Inspect(fsys storage.FS, cfg Config, logger zerolog.Logger) (*State, error) {
-	nd, err := open(fsys, cfg, logger)
+	nd, boot, err := open(fsys, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
 	defer nd.Close()
-	return inspect(nd, cfg, false)
+	return inspect(nd, boot, cfg, false)
 }
 
-func inspect(nd *storage.NodeDir, cfg Config, anyNode bool) (*State, error) {
+func inspect(nd *storage.NodeDir, boot []metadata.Record, cfg Config, anyNode bool) (*State, error) {
 	log := nd.Log
 	s := &State{Dir: nd.Dir(), ClusterID: nd.Meta.ClusterID, NodeID: nd.Meta.NodeID, DirectoryID: nd.Meta.DirectoryID,
 		LogStart: log.StartOffset(), LogEnd: log.EndOffset(), LogEpoch: log.LastEpoch(), QuorumState: nd.QuorumState}
@@ -113,7 +117,7 @@ func inspect(nd *storage.NodeDir, cfg Config, anyNode bool) (*State, error) {
 		}
 	}
 	if s.MetadataVersion == 0 {
-		s.MetadataVersion = metadataVersionOf(nd.Bootstrap, 0)
+		s.MetadataVersion = metadataVersionOf(boot, 0)
 	}
 	if err := s.walkLog(log); err != nil {
 		return nil, err

@@ -3,9 +3,7 @@ package recovery
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -33,11 +31,12 @@ func quiet(t *testing.T) zerolog.Logger {
 func fixture(t *testing.T, mv int16, voters *metadata.VotersRecord, batches ...[]byte) Config {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "meta")
-	f := storage.NodeDirFormat{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 1, Now: now,
-		Bootstrap: []metadata.Record{&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: mv}}}
+	boot := metadata.Bootstrap{Records: []metadata.Record{&metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: mv}}}
 	if voters != nil {
-		f.Voters, f.KRaftVersion = voters, 1
+		boot.Voters, boot.KRaftVersion = voters, 1
 	}
+	f := storage.NodeDirFormat{ClusterID: "MkU3OEVBNTcwNTJENDM2Qg", NodeID: 1, DirectoryID: boot.DirectoryID(1), Now: now}
+	f.BootstrapCheckpoint, f.BootstrapSnapshot = metadata.EncodeBootstrap(boot, now.UnixMilli())
 	if err := storage.FormatNodeDir(storage.OSFS{}, dir, f); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +52,7 @@ func fixture(t *testing.T, mv int16, voters *metadata.VotersRecord, batches ...[
 	if err := nd.Log.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if err := nd.WriteQuorumState(storage.QuorumState{LeaderID: 2, LeaderEpoch: 3, VotedID: 2, DataVersion: min(f.KRaftVersion, 1)}); err != nil {
+	if err := nd.WriteQuorumState(storage.QuorumState{LeaderID: 2, LeaderEpoch: 3, VotedID: 2, DataVersion: min(boot.KRaftVersion, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := nd.Close(); err != nil {
@@ -208,16 +207,6 @@ func TestRecoverRefusals(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
-	t.Run("another process holds an fcntl lock", func(t *testing.T) {
-		if runtime.GOOS == "windows" {
-			t.Skip("Apache's lock is an fcntl lock on unix only")
-		}
-		cfg := fixture(t, 27, nil, staticLog()...)
-		holdFcntlLock(t, filepath.Join(cfg.MetadataLogDir, storage.LockFileName))
-		if _, _, err := Recover(storage.OSFS{}, cfg, now, quiet(t)); !errors.Is(err, ErrLocked) {
-			t.Fatalf("err %v", err)
-		}
-	})
 	t.Run("not formatted", func(t *testing.T) {
 		cfg := Config{NodeID: 1, MetadataLogDir: t.TempDir(), StaticVoters: []int32{1}}
 		if _, err := Inspect(storage.OSFS{}, cfg, quiet(t)); !errors.Is(err, storage.ErrNotFormatted) {
@@ -300,36 +289,5 @@ func TestFromBrokerDir(t *testing.T) {
 	cfg.MetadataLogDir = filepath.Join(t.TempDir(), "meta")
 	if _, _, err := FromBrokerDir(storage.OSFS{}, empty, cfg, now, quiet(t)); err == nil || !strings.Contains(err.Error(), "metadata.log.dir") {
 		t.Fatalf("from a directory without a log: %v", err)
-	}
-}
-
-// holdFcntlLock runs this test binary as a helper that takes an fcntl
-// write lock on path, as Apache's FileChannel.tryLock does, and holds it
-// until the test ends.
-func holdFcntlLock(t *testing.T, path string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperHoldLock$")
-	cmd.Env = append(os.Environ(), "RECOVERY_HOLD_LOCK="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	buf := make([]byte, 6)
-	if _, err := out.Read(buf); err != nil || string(buf) != "locked" {
-		t.Fatalf("helper: %q, %v", buf, err)
-	}
-}
-
-func TestHelperHoldLock(t *testing.T) {
-	path := os.Getenv("RECOVERY_HOLD_LOCK")
-	if path == "" {
-		return // only as holdFcntlLock's helper
-	}
-	if err := lockForever(path); err != nil {
-		t.Fatal(err)
 	}
 }

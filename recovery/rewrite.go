@@ -48,12 +48,12 @@ func Recover(fsys storage.FS, cfg Config, now time.Time, logger zerolog.Logger) 
 // recoverDir is Recover; anyNode skips the check that the node is a voter
 // (a directory built from a broker's copy).
 func recoverDir(fsys storage.FS, cfg Config, now time.Time, logger zerolog.Logger, anyNode bool) (*State, *Result, error) {
-	nd, err := open(fsys, cfg, logger)
+	nd, boot, err := open(fsys, cfg, logger)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer nd.Close()
-	s, err := inspect(nd, cfg, anyNode)
+	s, err := inspect(nd, boot, cfg, anyNode)
 	if err != nil {
 		return s, nil, err
 	}

@@ -13,10 +13,15 @@
 // (NodeDir), noting the first start; CheckDirsBelong refuses a node's log
 // directories of different clusters or nodes, or one copied from another,
 // as Apache's MetaPropertiesEnsemble does; ListLogFiles lets tools read a
-// directory without locking or changing it. The records
-// inside bootstrap.checkpoint and snapshots are encoded by package
-// metadata, which storage imports (metadata imports only storage/batch
-// and storage/uuid); storage never imports quorum, controller or server.
+// directory without locking or changing it.
+//
+// Storage reads and writes records only as bytes: the records inside
+// bootstrap.checkpoint, the bootstrap snapshot and snapshots are package
+// metadata's to encode and decode (metadata.EncodeBootstrap,
+// DecodeBootstrap), and the records of the log the quorum's and the
+// controller's. So storage imports no kraftd package but its own
+// storage/batch and storage/uuid, which metadata, quorum and everything
+// above build on (TestStorageImportsNothingAbove fails otherwise).
 //
 // All file access goes through the FS interface (OSFS on disk, MemFS in
 // tests and the simulator, which can crash and inject errors). Nothing is

@@ -119,21 +119,21 @@ func (OSFS) SyncDir(dir string) error {
 }
 
 // Lock implements FS with an exclusive, non-blocking lock on name (see
-// lockFile), the same kind of lock Apache Kafka's FileLock takes on
-// `.lock`, so a kraftd and a Kafka process cannot both own a directory.
-// The lock dies with the process.
+// lockFile). It refuses a file another kraftd or an Apache Kafka process
+// (its FileLock on `.lock`) holds. The lock dies with the process.
+//
+// On Linux kraftd holds a flock, which Apache's fcntl lock does not see,
+// so an Apache process started on a kraftd's directory is not refused
+// there; holding the fcntl lock too would not be safe, as any close of
+// the file by this process drops it.
 func (OSFS) Lock(name string) (io.Closer, error) {
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	held, err := lockFile(f)
-	if err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
-		if held {
-			return nil, fmt.Errorf("%w: %s", ErrLocked, name)
-		}
-		return nil, fmt.Errorf("storage: lock %s: %w", name, err)
+		return nil, err
 	}
 	return osLock{f}, nil
 }
@@ -157,6 +157,22 @@ func LockDir(fsys FS, dir string) (unlock func() error, err error) {
 		return nil, err
 	}
 	return c.Close, nil
+}
+
+// CheckNotLocked refuses dir with ErrLocked when another process holds its
+// lock, taking the lock and letting it go at once; a directory without a
+// lock file is not given one. Format checks each directory so before
+// writing into it.
+func CheckNotLocked(fsys FS, dir string) error {
+	name := filepath.Join(dir, LockFileName)
+	if ok, err := exists(fsys, name); err != nil || !ok {
+		return err
+	}
+	c, err := fsys.Lock(name)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // readFile reads a whole (small) file.

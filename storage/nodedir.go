@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/rs/zerolog"
-
-	"github.com/kraftd/kraftd/metadata"
 )
 
 // BootstrapCheckpointName is the file `format` writes into every log
@@ -25,8 +23,8 @@ var (
 )
 
 // NodeDir is a node's formatted metadata.log.dir, open and locked for this
-// process: its identity, the bootstrap records and initial voter set
-// `format` left in it, the quorum-state, and the metadata log.
+// process: its identity, the bootstrap files `format` left in it, the
+// quorum-state, and the metadata log.
 type NodeDir struct {
 	fs     FS
 	dir    string
@@ -34,20 +32,28 @@ type NodeDir struct {
 
 	// Meta is the directory's meta.properties.
 	Meta MetaProperties
-	// Bootstrap holds bootstrap.checkpoint's records or, for Apache 4.4's
-	// layout that has no such file, the bootstrap snapshot's; nil when
-	// neither has any.
-	Bootstrap []metadata.Record
-	// KRaftVersion is the bootstrap snapshot's kraft.version, 0 without one.
-	KRaftVersion int16
-	// Voters is the bootstrap snapshot's voter set (a dynamic quorum's
-	// initial voters); nil for a static quorum.
-	Voters *metadata.VotersRecord
+	// Bootstrap holds the bootstrap files as bytes: their records are
+	// package metadata's to decode (metadata.DecodeBootstrap).
+	Bootstrap BootstrapFiles
 	// QuorumState is the quorum-state file, or no leader and no vote
 	// (LeaderID and VotedID -1) when there is none yet.
 	QuorumState QuorumState
 	// Log is the metadata log, __cluster_metadata-0.
 	Log *Log
+}
+
+// BootstrapFiles are the files `format` leaves for a node's first start,
+// read whole.
+type BootstrapFiles struct {
+	// CheckpointPath is bootstrap.checkpoint's path, Checkpoint its bytes
+	// (nil when absent).
+	CheckpointPath string
+	Checkpoint     []byte
+	// SnapshotPath is the bootstrap snapshot's path (BootstrapSnapshotID),
+	// Snapshot its bytes (nil when absent): a dynamic quorum's initial
+	// voters, or, in Apache 4.4's layout, the feature levels too.
+	SnapshotPath string
+	Snapshot     []byte
 }
 
 // NodeDirConfig says how OpenNodeDir opens a directory.
@@ -96,12 +102,12 @@ func OpenNodeDir(fsys FS, dir string, cfg NodeDirConfig, logger zerolog.Logger) 
 }
 
 func (d *NodeDir) open(cfg NodeDirConfig, logger zerolog.Logger) error {
-	boot, err := readSnapshotFile(d.fs, filepath.Join(d.dir, BootstrapCheckpointName))
-	if err != nil {
+	b := &d.Bootstrap
+	b.CheckpointPath = filepath.Join(d.dir, BootstrapCheckpointName)
+	b.SnapshotPath = filepath.Join(d.partition(), BootstrapSnapshotID.FileName())
+	var err error
+	if b.Checkpoint, err = readIfExists(d.fs, b.CheckpointPath); err != nil {
 		return err
-	}
-	if boot != nil {
-		d.Bootstrap = boot.Records
 	}
 	if err := d.checkLostLog(cfg.AcceptLostLog, logger); err != nil {
 		return err
@@ -112,24 +118,8 @@ func (d *NodeDir) open(cfg NodeDirConfig, logger zerolog.Logger) error {
 	if err := d.markStarted(); err != nil {
 		return err
 	}
-	snap, err := readSnapshotFile(d.fs, filepath.Join(d.partition(), BootstrapSnapshotID.FileName()))
-	if err != nil {
+	if b.Snapshot, err = readIfExists(d.fs, b.SnapshotPath); err != nil {
 		return err
-	}
-	if snap != nil {
-		if len(d.Bootstrap) == 0 {
-			// Apache 4.4 writes no bootstrap.checkpoint: the feature
-			// levels travel in the bootstrap snapshot instead.
-			d.Bootstrap = snap.Records
-		}
-		for _, v := range snap.Extra {
-			switch v := v.(type) {
-			case *metadata.KRaftVersionRecord:
-				d.KRaftVersion = v.KRaftVersion
-			case *metadata.VotersRecord:
-				d.Voters = v
-			}
-		}
 	}
 	d.QuorumState, err = ReadQuorumState(d.fs, d.quorumStatePath())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -138,20 +128,13 @@ func (d *NodeDir) open(cfg NodeDirConfig, logger zerolog.Logger) error {
 	return err
 }
 
-// readSnapshotFile decodes a whole snapshot-format file; nil when absent.
-func readSnapshotFile(fsys FS, path string) (*metadata.SnapshotFile, error) {
+// readIfExists reads a whole small file; nil when absent.
+func readIfExists(fsys FS, path string) ([]byte, error) {
 	raw, err := readFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	f, err := metadata.DecodeSnapshotFile(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &f, nil
+	return raw, err
 }
 
 // Dir is the metadata.log.dir.

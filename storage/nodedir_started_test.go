@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/metadata"
 )
 
 // removeAll deletes a MemFS directory and what it holds.
@@ -39,10 +41,11 @@ func TestNodeDirLostLog(t *testing.T) {
 	for name, voters := range map[string]bool{"static": false, "dynamic": true} {
 		t.Run(name, func(t *testing.T) {
 			fsys := NewMemFS()
-			f := NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(), Now: formatTime}
+			b := metadata.Bootstrap{}
 			if voters {
-				f.Voters, f.KRaftVersion = voterSet(1), 1
+				b.Voters, b.KRaftVersion = voterSet(1), 1
 			}
+			f := testFormat(1, b)
 			if err := FormatNodeDir(fsys, nodeDir, f); err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +103,7 @@ func TestNodeDirApacheFormattedOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	removeAll(t, fsys, filepath.Join(nodeDir, MetadataLogDirName))
-	f := NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(), Now: formatTime}
+	f := testFormat(1, metadata.Bootstrap{})
 	if err := FormatNodeDir(fsys, nodeDir, f); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func TestNodeDirCrashNeverLooksLost(t *testing.T) {
 		for _, failSync := range []bool{false, true} {
 			rng := newRand(uint64(k))
 			fsys := NewMemFS()
-			f := NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(), Now: formatTime}
+			f := testFormat(1, metadata.Bootstrap{})
 			if err := FormatNodeDir(fsys, nodeDir, f); err != nil {
 				t.Fatal(err)
 			}

@@ -33,6 +33,27 @@ func voterSet(ids ...int32) *metadata.VotersRecord {
 	return set
 }
 
+// testFormat is what format writes for node with the bootstrap b.
+func testFormat(node int32, b metadata.Bootstrap) NodeDirFormat {
+	if b.Records == nil {
+		b.Records = testBootstrap()
+	}
+	f := NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: node, DirectoryID: b.DirectoryID(node), Now: formatTime}
+	f.BootstrapCheckpoint, f.BootstrapSnapshot = metadata.EncodeBootstrap(b, formatTime.UnixMilli())
+	return f
+}
+
+// decodeBootstrap decodes the bootstrap files d read.
+func decodeBootstrap(t *testing.T, d *NodeDir) metadata.Bootstrap {
+	t.Helper()
+	b := d.Bootstrap
+	boot, err := metadata.DecodeBootstrap(b.CheckpointPath, b.Checkpoint, b.SnapshotPath, b.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return boot
+}
+
 func formatAndOpen(t *testing.T, fsys FS, f NodeDirFormat) *NodeDir {
 	t.Helper()
 	if err := FormatNodeDir(fsys, nodeDir, f); err != nil {
@@ -46,7 +67,8 @@ func formatAndOpen(t *testing.T, fsys FS, f NodeDirFormat) *NodeDir {
 	if d.Meta.ClusterID != f.ClusterID || d.Meta.NodeID != f.NodeID || d.Meta.Version != 1 || d.Meta.DirectoryID == uuid.Zero {
 		t.Fatalf("meta.properties %+v", d.Meta)
 	}
-	if !reflect.DeepEqual(d.Bootstrap, f.Bootstrap) {
+	if !reflect.DeepEqual(d.Bootstrap.Checkpoint, f.BootstrapCheckpoint) || !reflect.DeepEqual(d.Bootstrap.Snapshot, f.BootstrapSnapshot) ||
+		!reflect.DeepEqual(decodeBootstrap(t, d).Records, testBootstrap()) {
 		t.Fatalf("bootstrap %+v", d.Bootstrap)
 	}
 	if d.QuorumState.LeaderID != -1 || d.QuorumState.VotedID != -1 || d.Log.EndOffset() != 0 {
@@ -57,9 +79,9 @@ func formatAndOpen(t *testing.T, fsys FS, f NodeDirFormat) *NodeDir {
 
 func TestNodeDirStatic(t *testing.T) {
 	fsys := NewMemFS()
-	d := formatAndOpen(t, fsys, NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(), Now: formatTime})
-	if d.Voters != nil || d.KRaftVersion != 0 || len(d.Log.Snapshots()) != 0 {
-		t.Fatalf("static quorum: voters %+v, kraft.version %d, snapshots %v", d.Voters, d.KRaftVersion, d.Log.Snapshots())
+	d := formatAndOpen(t, fsys, testFormat(1, metadata.Bootstrap{}))
+	if b := decodeBootstrap(t, d); b.Voters != nil || b.KRaftVersion != 0 || len(d.Log.Snapshots()) != 0 {
+		t.Fatalf("static quorum: voters %+v, kraft.version %d, snapshots %v", b.Voters, b.KRaftVersion, d.Log.Snapshots())
 	}
 	// quorum-state round trips through the directory.
 	qs := QuorumState{LeaderID: 1, LeaderEpoch: 4, VotedID: 1, CurrentVoters: []int32{1}}
@@ -78,10 +100,9 @@ func TestNodeDirStatic(t *testing.T) {
 }
 
 func TestNodeDirStandalone(t *testing.T) {
-	d := formatAndOpen(t, NewMemFS(), NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(),
-		Voters: voterSet(1), KRaftVersion: 1, Now: formatTime})
-	if d.KRaftVersion != 1 || !reflect.DeepEqual(d.Voters, voterSet(1)) {
-		t.Fatalf("kraft.version %d, voters %+v", d.KRaftVersion, d.Voters)
+	d := formatAndOpen(t, NewMemFS(), testFormat(1, metadata.Bootstrap{Voters: voterSet(1), KRaftVersion: 1}))
+	if b := decodeBootstrap(t, d); b.KRaftVersion != 1 || !reflect.DeepEqual(b.Voters, voterSet(1)) {
+		t.Fatalf("kraft.version %d, voters %+v", b.KRaftVersion, b.Voters)
 	}
 	// The node's directory.id is its voter entry's.
 	if d.Meta.DirectoryID != uuid.FromBits(7, 101) {
@@ -93,10 +114,9 @@ func TestNodeDirStandalone(t *testing.T) {
 }
 
 func TestNodeDirInitialControllers(t *testing.T) {
-	d := formatAndOpen(t, NewMemFS(), NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 2, Bootstrap: testBootstrap(),
-		Voters: voterSet(1, 2, 3), KRaftVersion: 1, Now: formatTime})
-	if d.KRaftVersion != 1 || len(d.Voters.Voters) != 3 || d.Meta.DirectoryID != uuid.FromBits(7, 102) {
-		t.Fatalf("kraft.version %d, voters %+v, directory.id %s", d.KRaftVersion, d.Voters, d.Meta.DirectoryID)
+	d := formatAndOpen(t, NewMemFS(), testFormat(2, metadata.Bootstrap{Voters: voterSet(1, 2, 3), KRaftVersion: 1}))
+	if b := decodeBootstrap(t, d); b.KRaftVersion != 1 || len(b.Voters.Voters) != 3 || d.Meta.DirectoryID != uuid.FromBits(7, 102) {
+		t.Fatalf("kraft.version %d, voters %+v, directory.id %s", b.KRaftVersion, b.Voters, d.Meta.DirectoryID)
 	}
 }
 
@@ -105,7 +125,7 @@ func TestNodeDirRefusals(t *testing.T) {
 	if _, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t)); !errors.Is(err, ErrNotFormatted) {
 		t.Fatalf("unformatted: %v", err)
 	}
-	f := NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(), Now: formatTime}
+	f := testFormat(1, metadata.Bootstrap{})
 	if err := FormatNodeDir(fsys, nodeDir, f); err != nil {
 		t.Fatal(err)
 	}
@@ -124,21 +144,20 @@ func TestNodeDirRefusals(t *testing.T) {
 	}
 	d.Close()
 	// The lock goes with Close, and an open that fails after taking it
-	// (here on a corrupt bootstrap.checkpoint) leaves none behind.
-	if err := WriteFileAtomic(fsys, nodeDir+"/"+BootstrapCheckpointName, []byte("garbage")); err != nil {
+	// (here on a corrupt quorum-state, read last) leaves none behind.
+	if err := WriteFileAtomic(fsys, nodeDir+"/"+MetadataLogDirName+"/"+QuorumStateName, []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
 		if _, err := OpenNodeDir(fsys, nodeDir, NodeDirConfig{NodeID: 1}, testLogger(t)); err == nil || errors.Is(err, ErrLocked) {
-			t.Fatalf("corrupt bootstrap.checkpoint: %v", err)
+			t.Fatalf("corrupt quorum-state: %v", err)
 		}
 	}
 }
 
 func TestListLogFiles(t *testing.T) {
 	fsys := NewMemFS()
-	d := formatAndOpen(t, fsys, NodeDirFormat{ClusterID: "q1Sh-9_ISia_zwGINzRvyQ", NodeID: 1, Bootstrap: testBootstrap(),
-		Voters: voterSet(1), KRaftVersion: 1, Now: formatTime})
+	d := formatAndOpen(t, fsys, testFormat(1, metadata.Bootstrap{Voters: voterSet(1), KRaftVersion: 1}))
 	raw := mkBatch(0, 1, 3, 10, 1000)
 	if err := d.Log.Append(raw); err != nil {
 		t.Fatal(err)

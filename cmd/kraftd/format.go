@@ -150,6 +150,9 @@ func runFormat(c *cli.Context) error {
 		case formatted:
 			return fmt.Errorf("log directory %s is already formatted; use --ignore-formatted to skip it and format the others", dir)
 		}
+		if err := storage.CheckNotLocked(fsys, dir); err != nil {
+			return cli.Exit(fmt.Sprintf("log directory %s is in use: %v", dir, err), 2)
+		}
 		todo = append(todo, dir)
 	}
 	if len(todo) == 0 {
@@ -171,18 +174,20 @@ func runFormat(c *cli.Context) error {
 	now := time.Now()
 	for _, dir := range todo {
 		isMeta := dir == cfg.MetadataLogDir
-		f := storage.NodeDirFormat{ClusterID: clusterID, NodeID: cfg.NodeID, Bootstrap: bootstrap, Now: now}
+		boot := metadata.Bootstrap{Records: bootstrap}
 		kind := "data directory"
 		switch {
 		case isMeta && len(voters) > 0:
 			kind = "dynamic metadata voter directory"
-			f.Voters, f.KRaftVersion = votersRecord(voters), kraftVersion
+			boot.Voters, boot.KRaftVersion = votersRecord(voters), kraftVersion
 		case isMeta:
 			// Apache 4.4 names a --no-initial-controllers directory so too:
 			// only a directory with voters is "dynamic ... voter".
 			kind = "metadata directory"
 		}
 		fmt.Printf("Formatting %s %s with metadata.version %s.\n", kind, dir, controller.MetadataVersionName(mv))
+		f := storage.NodeDirFormat{ClusterID: clusterID, NodeID: cfg.NodeID, DirectoryID: boot.DirectoryID(cfg.NodeID), Now: now}
+		f.BootstrapCheckpoint, f.BootstrapSnapshot = metadata.EncodeBootstrap(boot, now.UnixMilli())
 		if err := storage.FormatNodeDir(fsys, dir, f); err != nil {
 			return err
 		}

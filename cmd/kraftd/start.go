@@ -50,6 +50,9 @@ func runStart(c *cli.Context) error {
 	}
 	overrides := server.DiskOverrides{TruncateCorruptLog: c.Bool("truncate-corrupt-log"), AcceptLostLog: c.Bool("accept-lost-log")}
 	disk, err := server.OpenDiskWith(storage.OSFS{}, cfg, overrides, log)
+	if errors.Is(err, storage.ErrLocked) {
+		return cli.Exit(fmt.Sprintf("%s: metadata.log.dir: %v", c.String("config"), err), 2)
+	}
 	if err != nil {
 		return configExit(c.String("config"), explainDiskError(err))
 	}
