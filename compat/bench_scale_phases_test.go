@@ -131,6 +131,19 @@ func (r *scaleRun) steady() {
 	r.f.set("steady", "heartbeat p99", msOf(Percentile(beats, 0.99)))
 }
 
+// steadyWrites measures the storm's writer alone: one-partition topics
+// created one at a time for a quarter of a window (at least 2 s) with no
+// observer fetching, the latency the storm's writes are held to.
+func (r *scaleRun) steadyWrites() {
+	r.logf("steady writes: one writer for %v", max(r.cfg.window/4, 2*time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), max(r.cfg.window/4, 2*time.Second))
+	defer cancel()
+	lat := r.writeUntil(ctx, "steady")
+	r.f.set("steady", "one writer's CreateTopics p50", msOf(Percentile(lat, 0.5)))
+	r.f.set("steady", "one writer's CreateTopics p99", msOf(Percentile(lat, 0.99)))
+	r.f.notes = append(r.f.notes, fmt.Sprintf("steady: %d writes", len(lat)))
+}
+
 // storm runs cfg.stormRounds catch-up storms one after the other while
 // one writer creates topics one at a time. In each, cfg.observers new
 // observers fetch from offset 0 (and any snapshot the leader sends them

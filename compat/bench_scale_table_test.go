@@ -27,44 +27,72 @@ func (f *scaleFigures) set(phase, name string, v float64) { f.values[phase+"/"+n
 func (f *scaleFigures) stealOf(phase string, m StealMeter) { f.steal[phase] = m.Percent() }
 
 // scaleRow is one line of the table: lowerBetter says which way kraftd's
-// advantage is computed, target is the for kraftd ("" for none).
+// advantage is computed; target is the for kraftd ("" for none)
+// and held checks it (nil: not checked); fixed marks a figure the
+// workload sets (partitions a broker led), which neither side wins.
 type scaleRow struct {
 	phase, name, unit string
 	lowerBetter       bool
 	target            string
+	held              func(kraftd, apache float64, f *scaleFigures) bool
+	fixed             bool
+}
+
+// atMost is a target of at most limit.
+func atMost(limit float64) func(k, a float64, f *scaleFigures) bool {
+	return func(k, _ float64, _ *scaleFigures) bool { return k <= limit }
 }
 
 var scaleRows = []scaleRow{
-	{"load", "all brokers unfenced after", "s", true, ""},
-	{"load", "CreateTopics throughput", "partitions/s", false, ""},
-	{"load", "active controller RSS after load", "MiB", true, ""},
-	{"snapshot", "heartbeat p99 before the snapshot", "ms", true, ""},
-	{"snapshot", "heartbeat p99 during the snapshot", "ms", true, "<= 2x before"},
-	{"snapshot", "snapshot write (.part file seen)", "ms", true, ""},
-	{"snapshot", "leader RSS above its level before", "MiB", true, ""},
-	{"snapshot", "snapshot bytes per partition", "bytes", true, "Apache ~100"},
-	{"steady", "controller CPU, 3 controllers", "cores", true, ""},
-	{"steady", "  of which the active controller", "cores", true, ""},
-	{"steady", "active controller RSS", "MiB", true, ""},
-	{"steady", "followers' RSS, together", "MiB", true, ""},
-	{"steady", "heartbeat p99", "ms", true, ""},
-	{"storm", "all observers caught up after (median round)", "s", true, ""},
-	{"storm", "leader RSS above idle during the storm", "MiB", true, "<= 21 MiB"},
-	{"storm", "concurrent CreateTopics p50", "ms", true, ""},
-	{"storm", "concurrent CreateTopics p99", "ms", true, "no stall"},
-	{"storm", "concurrent CreateTopics max", "ms", true, ""},
-	{"one-broker", "one broker: partitions it led", "", false, ""},
-	{"one-broker", "one broker: last heartbeat to first fence", "s", true, ""},
-	{"one-broker", "one broker: fence to every partition led", "ms", true, "<= 50 ms"},
-	{"one-broker", "one broker: fence to the fleet fetched it", "ms", true, "<= 100 ms"},
-	{"one-rack", "one rack: partitions it led", "", false, ""},
-	{"one-rack", "one rack: last heartbeat to first fence", "s", true, ""},
-	{"one-rack", "one rack: fence to every partition led", "ms", true, ""},
-	{"one-rack", "one rack: fence to the fleet fetched it", "ms", true, ""},
-	{"one-rack", "one rack: last fence to every partition led", "ms", true, "<= 50 ms"},
-	{"one-rack", "one rack: last fence to the fleet fetched it", "ms", true, "<= 100 ms"},
-	{"failover", "kill to a heartbeat answered", "ms", true, ""},
-	{"failover", "kill to a CreateTopics answered", "ms", true, ""},
+	{"load", "all brokers unfenced after", "s", true, "", nil, false},
+	{"load", "CreateTopics throughput", "partitions/s", false, "", nil, false},
+	{"load", "active controller RSS after load", "MiB", true, "", nil, false},
+	{"snapshot", "heartbeat p99 before the snapshot", "ms", true, "", nil, false},
+	{"snapshot", "heartbeat p99 during the snapshot", "ms", true, "<= 2x before", func(k, _ float64, f *scaleFigures) bool {
+		return k <= 2*f.values["snapshot/heartbeat p99 before the snapshot"]
+	}, false},
+	{"snapshot", "snapshot write (.part file seen)", "ms", true, ">= 2x Apache", func(k, a float64, _ *scaleFigures) bool { return 2*k <= a }, false},
+	{"snapshot", "leader RSS above its level before", "MiB", true, "", nil, false},
+	{"snapshot", "snapshot bytes per partition", "bytes", true, "Apache ~100", nil, false},
+	{"steady", "controller CPU, 3 controllers", "cores", true, "", nil, false},
+	{"steady", "  of which the active controller", "cores", true, "", nil, false},
+	{"steady", "active controller RSS", "MiB", true, "", nil, false},
+	{"steady", "followers' RSS, together", "MiB", true, "", nil, false},
+	{"steady", "heartbeat p99", "ms", true, "", nil, false},
+	{"steady", "one writer's CreateTopics p50", "ms", true, "", nil, false},
+	{"steady", "one writer's CreateTopics p99", "ms", true, "", nil, false},
+	{"storm", "all observers caught up after (median round)", "s", true, "", nil, false},
+	{"storm", "leader RSS above idle during the storm", "MiB", true, "<= 21 MiB", atMost(21), false},
+	{"storm", "concurrent CreateTopics p50", "ms", true, "", nil, false},
+	{"storm", "concurrent CreateTopics p99", "ms", true, "<= steady+20ms", func(k, _ float64, f *scaleFigures) bool {
+		steady, ok := f.values["steady/one writer's CreateTopics p99"]
+		return ok && k <= steady+20
+	}, false},
+	{"storm", "concurrent CreateTopics max", "ms", true, "", nil, false},
+	{"one-broker", "one broker: partitions it led", "", false, "", nil, true},
+	{"one-broker", "one broker: last heartbeat to first fence", "s", true, "", nil, false},
+	{"one-broker", "one broker: fence to every partition led", "ms", true, "<= 50 ms", atMost(50), false},
+	{"one-broker", "one broker: fence to the fleet fetched it", "ms", true, "<= 100 ms", atMost(100), false},
+	{"one-rack", "one rack: partitions it led", "", false, "", nil, true},
+	{"one-rack", "one rack: last heartbeat to first fence", "s", true, "", nil, false},
+	{"one-rack", "one rack: fence to every partition led", "ms", true, "", nil, false},
+	{"one-rack", "one rack: fence to the fleet fetched it", "ms", true, "", nil, false},
+	{"one-rack", "one rack: last fence to every partition led", "ms", true, "<= 50 ms", atMost(50), false},
+	{"one-rack", "one rack: last fence to the fleet fetched it", "ms", true, "<= 100 ms", atMost(100), false},
+	{"failover", "kill to a heartbeat answered", "ms", true, "", nil, false},
+	{"failover", "kill to a CreateTopics answered", "ms", true, "", nil, false},
+}
+
+// behind reports whether kraftd's figure k is worse than Apache's a; an
+// equal figure (0 ms on both sides) is a tie, not a loss.
+func (r scaleRow) behind(k, a float64) bool {
+	if r.fixed {
+		return false
+	}
+	if r.lowerBetter {
+		return k > a
+	}
+	return k < a
 }
 
 // scaleTable renders both sides' figures with kraftd's advantage (Apache
@@ -74,7 +102,7 @@ func scaleTable(cfg scaleConfig, figures map[string]*scaleFigures) string {
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nController at scale: %d simulated brokers on %d racks, %d topics of %d partitions (RF %d), %d storms of %d observers, %v windows\n",
 		cfg.brokers, cfg.racks, cfg.topics, cfg.partitions, cfg.rf, cfg.stormRounds, cfg.observers, cfg.window)
-	fmt.Fprintf(&out, "%-11s %-44s %-12s %10s %10s %9s %-13s %s\n", "phase", "figure", "unit", "kraftd", "Apache", "adv", "target", "steal k/A %")
+	fmt.Fprintf(&out, "%-11s %-44s %-12s %10s %10s %9s %-14s %s\n", "phase", "figure", "unit", "kraftd", "Apache", "adv", "target", "steal k/A %")
 	value := func(f *scaleFigures, r scaleRow) (float64, bool) {
 		if f == nil {
 			return 0, false
@@ -108,15 +136,48 @@ func scaleTable(cfg scaleConfig, figures map[string]*scaleFigures) string {
 			}
 			adv = fmt.Sprintf("%.2fx", ratio)
 		}
-		fmt.Fprintf(&out, "%-11s %-44s %-12s %10s %10s %9s %-13s %s/%s\n", r.phase, r.name, r.unit, cell(kraftd, r), cell(apache, r), adv, r.target,
+		fmt.Fprintf(&out, "%-11s %-44s %-12s %10s %10s %9s %-14s %s/%s\n", r.phase, r.name, r.unit, cell(kraftd, r), cell(apache, r), adv, r.target,
 			stealCell(kraftd, r.phase), stealCell(apache, r.phase))
 	}
+	fmt.Fprintln(&out, scaleVerdict(kraftd, apache, value))
 	for _, side := range []string{"kraftd", "apache"} {
 		if f := figures[side]; f != nil {
 			fmt.Fprintf(&out, "%s: %s; broker errors: %s\n", side, strings.Join(f.notes, "; "), f.brokerErrors)
 		}
 	}
 	return out.String()
+}
+
+// scaleVerdict is the table's last line: the figures where kraftd is not
+// ahead of Apache, and the targets it missed (a target whose figure is
+// missing counts as missed), or that there are none.
+func scaleVerdict(kraftd, apache *scaleFigures, value func(*scaleFigures, scaleRow) (float64, bool)) string {
+	if kraftd == nil {
+		return "verdict: no kraftd figures"
+	}
+	var behind, missed []string
+	for _, r := range scaleRows {
+		k, kok := value(kraftd, r)
+		a, aok := value(apache, r)
+		if kok && aok && r.behind(k, a) {
+			behind = append(behind, strings.TrimSpace(r.name))
+		}
+		relative := strings.Contains(r.target, "Apache") // checked only beside Apache's figure
+		if r.held != nil && (aok || !relative) && (!kok || !r.held(k, a, kraftd)) {
+			missed = append(missed, strings.TrimSpace(r.name)+" ("+r.target+")")
+		}
+	}
+	line := "verdict: kraftd ahead of or tied with Apache on every figure"
+	switch {
+	case apache == nil:
+		line = "verdict: no Apache figures to compare"
+	case len(behind) > 0:
+		line = "verdict: kraftd NOT ahead of Apache on: " + strings.Join(behind, "; ")
+	}
+	if len(missed) > 0 {
+		return line + "\nverdict: kraftd targets missed: " + strings.Join(missed, "; ")
+	}
+	return line + "; every kraftd target held"
 }
 
 func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -91,7 +91,8 @@ func scaleProps(cfg scaleConfig) map[string]string {
 //
 //  1. snapshot: heartbeat p99 before and while the leader writes its next
 //     snapshot, the time and memory that takes, its bytes per partition;
-//  2. steady state: CPU and resident memory while every broker heartbeats;
+//  2. steady state: CPU and resident memory while every broker heartbeats,
+//     then one writer's CreateTopics latency with no observer;
 //  3. catch-up storm: cfg.observers new observers fetch the whole log (or
 //     the snapshot the leader sends them to) while a writer creates topics,
 //     cfg.stormRounds times over;
@@ -157,6 +158,7 @@ func runScaleSide(b *testing.B, cfg scaleConfig, q *controllerQuorum, features [
 	r.load()
 	r.snapshot()
 	r.steady()
+	r.steadyWrites()
 	r.storm()
 	r.brokersFail("one broker", []int32{r.leaders.TopLeader(r.liveBrokers(""))})
 	r.brokersFail("one rack", r.liveBrokers(r.rackToFail()))

@@ -107,9 +107,17 @@ func sendOverTCP(t *testing.T, frame []byte, tail *chunkTail) []byte {
 		b, _ := io.ReadAll(c)
 		read <- b
 	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	dialed, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Wrapped as accept wraps every connection: the wrapper must keep
+	// the kernel's copy (sendfile) reachable.
+	c := &countedConn{Conn: dialed, release: func() {}}
+	if _, ok := dialed.(io.ReaderFrom); ok {
+		if _, ok := net.Conn(c).(io.ReaderFrom); !ok {
+			t.Fatal("the counted connection hides the TCP connection's ReadFrom: chunks would not go by sendfile")
+		}
 	}
 	r := newResponder(c, func() {}, newMemBudget(-1), 1, 10*time.Second)
 	if _, err := r.w.Write(frame); err != nil {
