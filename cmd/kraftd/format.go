@@ -1,17 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/format"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/server"
 	"github.com/kraftd/kraftd/storage"
@@ -36,15 +35,6 @@ func formatCommand() *cli.Command {
 		},
 		Action: runFormat,
 	}
-}
-
-// initialVoter is one entry of --initial-controllers or --standalone.
-type initialVoter struct {
-	id       int32
-	host     string
-	port     uint16
-	dirID    uuid.UUID
-	listener string
 }
 
 func runFormat(c *cli.Context) error {
@@ -79,38 +69,21 @@ func runFormat(c *cli.Context) error {
 		return cli.Exit("controller.quorum.voters is set: a static quorum takes none of --standalone, --initial-controllers, --no-initial-controllers", 2)
 	}
 
-	levels := controller.DefaultFeatureLevels(mv)
 	kraftVersion := int16(0)
 	if quorumFlags == 1 {
 		kraftVersion = 1
 	}
-	for _, f := range c.StringSlice("feature") {
-		name, value, ok := strings.Cut(f, "=")
-		level, err := strconv.ParseInt(value, 10, 16)
-		if !ok || err != nil {
-			return cli.Exit(fmt.Sprintf("--feature %q: want name=level", f), 2)
-		}
-		switch name {
-		case controller.MetadataVersionFeature:
-			return cli.Exit("--feature: set metadata.version with --release-version", 2)
-		case controller.KRaftVersionFeature:
-			if int16(level) != kraftVersion {
-				return cli.Exit(fmt.Sprintf("--feature kraft.version=%d contradicts the quorum flags, which call for %d", level, kraftVersion), 2)
-			}
-			continue
-		}
-		levels[name] = int16(level)
-	}
-	if kraftVersion == 1 && mv < controller.MVKRaftVersion1 {
-		return cli.Exit(fmt.Sprintf("kraft.version 1 needs metadata.version %s or newer", controller.MetadataVersionName(controller.MVKRaftVersion1)), 2)
-	}
-
-	scram, err := scramRecords(c.StringSlice("add-scram"), mv)
+	levels, err := format.FeatureLevels(mv, kraftVersion, c.StringSlice("feature"))
 	if err != nil {
 		return cli.Exit(err.Error(), 2)
 	}
 
-	var voters []initialVoter
+	scram, err := format.ScramRecords(c.StringSlice("add-scram"), mv)
+	if err != nil {
+		return cli.Exit(err.Error(), 2)
+	}
+
+	var voters []format.Voter
 	switch {
 	case c.Bool("standalone"):
 		ep := cfg.ControllerEndpoints()
@@ -121,9 +94,9 @@ func runFormat(c *cli.Context) error {
 		if host == "" {
 			host = "localhost"
 		}
-		voters = []initialVoter{{id: cfg.NodeID, host: host, port: ep[0].Port, dirID: uuid.MustRandom(), listener: ep[0].Name}}
+		voters = []format.Voter{{ID: cfg.NodeID, Host: host, Port: ep[0].Port, DirectoryID: uuid.MustRandom(), Listener: ep[0].Name}}
 	case c.IsSet("initial-controllers"):
-		if voters, err = parseInitialControllers(c.String("initial-controllers"), cfg.ControllerListenerName[0]); err != nil {
+		if voters, err = format.ParseInitialControllers(c.String("initial-controllers"), cfg.ControllerListenerName[0]); err != nil {
 			return cli.Exit("--initial-controllers: "+err.Error(), 2)
 		}
 		if err := checkInitialVoter(cfg, voters); err != nil {
@@ -170,64 +143,27 @@ func runFormat(c *cli.Context) error {
 		}
 	}
 
-	bootstrap := append(bootstrapRecords(mv, levels), scram...)
+	records := append(format.Records(mv, levels), scram...)
 	now := time.Now()
 	for _, dir := range todo {
 		isMeta := dir == cfg.MetadataLogDir
-		boot := metadata.Bootstrap{Records: bootstrap}
+		boot := metadata.Bootstrap{Records: records}
 		kind := "data directory"
 		switch {
 		case isMeta && len(voters) > 0:
 			kind = "dynamic metadata voter directory"
-			boot.Voters, boot.KRaftVersion = votersRecord(voters), kraftVersion
+			boot.Voters, boot.KRaftVersion = format.VotersRecord(voters), kraftVersion
 		case isMeta:
 			// Apache 4.4 names a --no-initial-controllers directory so too:
 			// only a directory with voters is "dynamic ... voter".
 			kind = "metadata directory"
 		}
 		fmt.Printf("Formatting %s %s with metadata.version %s.\n", kind, dir, controller.MetadataVersionName(mv))
-		f := storage.NodeDirFormat{ClusterID: clusterID, NodeID: cfg.NodeID, DirectoryID: boot.DirectoryID(cfg.NodeID), Now: now}
-		f.BootstrapCheckpoint, f.BootstrapSnapshot = metadata.EncodeBootstrap(boot, now.UnixMilli())
-		if err := storage.FormatNodeDir(fsys, dir, f); err != nil {
+		if err := format.Dir(fsys, dir, clusterID, cfg.NodeID, boot, now); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// bootstrapRecords are the FeatureLevelRecords of bootstrap.checkpoint:
-// metadata.version first, then each other feature with a level above 0.
-// The --add-scram credentials follow them in the same file, as Apache
-// 4.1's format writes them (4.4 writes the same list into the bootstrap
-// snapshot instead; kraftd reads either and writes 4.1's layout).
-func bootstrapRecords(mv int16, levels map[string]int16) []metadata.Record {
-	records := []metadata.Record{&metadata.FeatureLevelRecord{Name: controller.MetadataVersionFeature, FeatureLevel: mv}}
-	names := make([]string, 0, len(levels))
-	for name, level := range levels {
-		if level > 0 {
-			names = append(names, name)
-		}
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		records = append(records, &metadata.FeatureLevelRecord{Name: name, FeatureLevel: levels[name]})
-	}
-	return records
-}
-
-// votersRecord is the initial voter set of a dynamic quorum, which format
-// writes into the bootstrap snapshot.
-func votersRecord(voters []initialVoter) *metadata.VotersRecord {
-	set := &metadata.VotersRecord{}
-	for _, v := range voters {
-		set.Voters = append(set.Voters, metadata.VotersRecordVoter{
-			VoterId:             v.id,
-			VoterDirectoryId:    v.dirID,
-			Endpoints:           []metadata.VotersRecordEndpoint{{Name: v.listener, Host: v.host, Port: v.port}},
-			KRaftVersionFeature: metadata.VotersRecordKRaftVersionFeature{MinSupportedVersion: 0, MaxSupportedVersion: 1},
-		})
-	}
-	return set
 }
 
 // checkInitialVoter refuses an --initial-controllers list that leaves out
@@ -235,56 +171,15 @@ func votersRecord(voters []initialVoter) *metadata.VotersRecord {
 // Apache formats the first as an observer that knows the initial voters,
 // which is rarely what was meant: an initial controller left out by a typo
 // would wait as an observer, and the quorum would run one voter short.
-func checkInitialVoter(cfg *server.Config, voters []initialVoter) error {
-	i := slices.IndexFunc(voters, func(v initialVoter) bool { return v.id == cfg.NodeID })
+func checkInitialVoter(cfg *server.Config, voters []format.Voter) error {
+	i := slices.IndexFunc(voters, func(v format.Voter) bool { return v.ID == cfg.NodeID })
 	if i < 0 {
 		return fmt.Errorf("does not list node.id %d, the node being formatted, so it would be no voter. Add %d@host:port:directoryId "+
 			"to the list (the same list on every initial controller); or, for a controller that joins the quorum later, format it "+
 			"with --no-initial-controllers (controller.quorum.bootstrap.servers set) and add it with add-controller or "+
 			"controller.quorum.auto.join.enable=true", cfg.NodeID, cfg.NodeID)
 	}
-	return cfg.CheckOwnEndpoint(voters[i].host, voters[i].port)
-}
-
-// parseInitialControllers reads `id@host:port:directoryId,...`.
-func parseInitialControllers(s, listener string) ([]initialVoter, error) {
-	var out []initialVoter
-	for _, entry := range strings.Split(s, ",") {
-		id, rest, ok := strings.Cut(strings.TrimSpace(entry), "@")
-		n, err := strconv.ParseInt(id, 10, 32)
-		if !ok || err != nil || n < 0 {
-			return nil, fmt.Errorf("%q is not id@host:port:directoryId", entry)
-		}
-		i := strings.LastIndex(rest, ":")
-		if i < 0 {
-			return nil, fmt.Errorf("%q has no directory id", entry)
-		}
-		dirID, err := uuid.Parse(rest[i+1:])
-		if err != nil {
-			return nil, fmt.Errorf("%q: directory id: %v", entry, err)
-		}
-		host, port, err := splitHostPort(rest[:i])
-		if err != nil {
-			return nil, fmt.Errorf("%q: %v", entry, err)
-		}
-		if slices.ContainsFunc(out, func(v initialVoter) bool { return v.id == int32(n) }) {
-			return nil, fmt.Errorf("node %d is listed twice", n)
-		}
-		out = append(out, initialVoter{id: int32(n), host: host, port: port, dirID: dirID, listener: listener})
-	}
-	return out, nil
-}
-
-func splitHostPort(s string) (string, uint16, error) {
-	i := strings.LastIndex(s, ":")
-	if i < 0 {
-		return "", 0, errors.New("want host:port")
-	}
-	port, err := strconv.ParseUint(s[i+1:], 10, 16)
-	if err != nil {
-		return "", 0, fmt.Errorf("port %q", s[i+1:])
-	}
-	return strings.Trim(s[:i], "[]"), uint16(port), nil
+	return cfg.CheckOwnEndpoint(voters[i].Host, voters[i].Port)
 }
 
 // loadConfig reads and validates a server.properties file. Unknown keys are

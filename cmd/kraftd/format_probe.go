@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/kraftd/kraftd/format"
 	"github.com/kraftd/kraftd/server"
 )
 
@@ -37,7 +38,7 @@ type probeSource struct{ addr, key string }
 // Addresses that nothing answers at are fine; so is a controller that will
 // not say its cluster (an Apache before 3.7), except where any quorum
 // refuses.
-func refuseExistingCluster(cfg *server.Config, clusterID string, voters []initialVoter, bootstrap bool) error {
+func refuseExistingCluster(cfg *server.Config, clusterID string, voters []format.Voter, bootstrap bool) error {
 	var sources []probeSource
 	add := func(addr, key string) {
 		if !slices.ContainsFunc(sources, func(s probeSource) bool { return s.addr == addr }) {
@@ -48,7 +49,7 @@ func refuseExistingCluster(cfg *server.Config, clusterID string, voters []initia
 		add(s, "controller.quorum.bootstrap.servers")
 	}
 	for _, v := range voters {
-		add(net.JoinHostPort(v.host, strconv.Itoa(int(v.port))), "--initial-controllers")
+		add(net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))), "--initial-controllers")
 	}
 	for _, v := range cfg.Voters {
 		add(net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))), "controller.quorum.voters")

@@ -2,11 +2,14 @@
 // protocol and keeps Apache Kafka's on-disk formats. Its subcommands mirror
 // the Apache tools an operator knows: format (kafka-storage.sh format),
 // start (kafka-server-start.sh with a controller's server.properties),
-// dump-log (kafka-dump-log.sh --cluster-metadata-decoder) and random-uuid;
+// dump-log (kafka-dump-log.sh --cluster-metadata-decoder), metadata-shell
+// (kafka-metadata-shell.sh) and random-uuid; status asks every controller
+// of a quorum and diagnoses it;
 // recover makes a stopped controller the only voter of a quorum that lost
 // its majority (package recovery);
 // image is the container image's entry point, configured as the
-// apache/kafka image is (KAFKA_* variables, CLUSTER_ID).
+// apache/kafka image is (KAFKA_* variables, CLUSTER_ID); cluster runs a
+// local cluster of kraftd controllers and Apache brokers (package kit).
 // It also prints its version (version, --version) and a bash completion
 // script (completion bash).
 //
@@ -19,8 +22,16 @@
 // `cluster status` alone adds 3 for a cluster that is not running, as an
 // init script's status does.
 //
-// This package is thin: it parses flags and files, validates them, builds
-// the pieces and runs them. It holds no logic of its own.
+// Each command parses its flags and files and calls the package that owns
+// the work: format (bootstrap records, SCRAM credentials, the initial
+// voter set, formatting a directory), storage (directories and their
+// lock), server (the configuration and the node), recovery, kit (cluster)
+// and internal/health (status). What stays here is what only a command
+// line has: flag rules, the wording of reports and refusals, and exit
+// codes. Two commands keep logic of their own that nothing else runs:
+// format's question to the controllers it would join (format_probe.go)
+// and the metadata shell's read-only replay of a directory
+// (metadata_shell.go).
 package main
 
 import (

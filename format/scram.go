@@ -1,8 +1,6 @@
-package main
+package format
 
 import (
-	"crypto/hmac"
-	"crypto/pbkdf2"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -172,33 +170,13 @@ func (a scramArgument) record() (*metadata.UserScramCredentialRecord, error) {
 		rec.StoredKey, rec.ServerKey = creds.StoredKey, creds.ServerKey
 		return rec, nil
 	}
-	rec.StoredKey, rec.ServerKey = scramKeysFromSalted(a.mech.hash, a.saltedPassword)
+	rec.StoredKey, rec.ServerKey = controller.ScramKeys(a.mech.hash, a.saltedPassword)
 	return rec, nil
 }
 
-// scramKeysFromSalted turns a salted password into RFC 5802's StoredKey
-// and ServerKey.
-func scramKeysFromSalted(h func() hash.Hash, salted []byte) (storedKey, serverKey []byte) {
-	mac := func(msg string) []byte {
-		m := hmac.New(h, salted)
-		m.Write([]byte(msg))
-		return m.Sum(nil)
-	}
-	clientKey := mac("Client Key")
-	sum := h()
-	sum.Write(clientKey)
-	return sum.Sum(nil), mac("Server Key")
-}
-
-// saltedPassword is PBKDF2 over the password's UTF-8 bytes, the value a
-// user passes as saltedpassword (tests use it to cross-check).
-func saltedPassword(h func() hash.Hash, password string, salt []byte, iterations int) ([]byte, error) {
-	return pbkdf2.Key(h, password, salt, iterations, h().Size())
-}
-
-// scramRecords parses every --add-scram value into bootstrap records, in
-// the order given.
-func scramRecords(args []string, mv int16) ([]metadata.Record, error) {
+// ScramRecords parses every --add-scram value into bootstrap records, in
+// the order given, refusing them below metadata.version 3.5-IV2.
+func ScramRecords(args []string, mv int16) ([]metadata.Record, error) {
 	if len(args) == 0 {
 		return nil, nil
 	}
