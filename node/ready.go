@@ -61,6 +61,9 @@ func (n *Node) handleReady(rd quorum.Ready) error {
 			return err
 		}
 	}
+	// The messages left only now, after the fsync: what Advance starts
+	// timing (a follower's wait for its leader) starts from here.
+	n.core.SetTime(n.nowMs())
 	switch {
 	case deferSync && n.cfg.Broken.CountUnsyncedLeaderCopy:
 		n.core.Advance()

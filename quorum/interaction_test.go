@@ -127,6 +127,12 @@ func (e *interactionEnv) handle(t *testing.T, c testCmd) string {
 			}
 		},
 		"send": e.send,
+		// slow-append makes the node's next append (and its fsync) take
+		// that long on its clock. Example: slow-append 2 250
+		"slow-append": func(_ *testing.T, c testCmd) {
+			ms, _ := strconv.ParseInt(c.args[1], 10, 64)
+			e.node(c).SlowNextAppend(ms)
+		},
 		// sync runs the named leader's deferred fsync held by hold-syncs.
 		"sync": func(_ *testing.T, c testCmd) {
 			e.node(c).ReleaseSync()

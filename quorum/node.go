@@ -47,6 +47,11 @@ type Node struct {
 	// says it stopped so, by the silence bound (silence.go).
 	heardUntil   int64
 	leaderSilent bool
+	// askTimeout is how long the leader has to answer the follower's next
+	// request, from when it leaves (silence.go, askedLeader); askMade says
+	// that request is in the Ready being handled.
+	askTimeout int64
+	askMade    bool
 	// leaderContactMs is when a follower or observer last heard from its
 	// leader (Status.LeaderContactMs), -1 when never.
 	leaderContactMs int64
@@ -219,6 +224,16 @@ func (n *Node) Tick(nowMs int64) {
 	n.poll()
 }
 
+// SetTime moves the core's clock to nowMs, never back, without running
+// its timers (Tick does). The shell calls it before Advance when handling
+// a Ready took time (an fsync): what the Advance starts, a follower's wait
+// for its leader's answer (silence.go), then starts when the messages left.
+func (n *Node) SetTime(nowMs int64) {
+	if nowMs > n.now {
+		n.now = nowMs
+	}
+}
+
 // Step feeds one inbound message: a request from a peer, a response to one
 // of the core's requests, or a failure report (Err) for one of them. The
 // error is non-nil only for a fatal condition (a safety violation seen on
@@ -367,6 +382,10 @@ func (n *Node) advance(synced bool) {
 			n.hw = n.snapChunk.ID.EndOffset
 		}
 		n.snap = nil
+	}
+	if n.askMade {
+		n.askMade = false
+		n.askedLeader()
 	}
 	n.msgs, n.appendBuf, n.truncate, n.snapChunk = nil, nil, nil, nil
 	n.prevSoft, n.prevHW = n.softState(), n.hw

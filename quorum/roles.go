@@ -67,7 +67,7 @@ func (n *Node) leaveRole() {
 	n.unacked, n.preferred = nil, nil
 	n.reqs.leaveRole()
 	n.snap = nil
-	n.hasFetchedFromLeader, n.leaderSilent = false, false
+	n.hasFetchedFromLeader, n.leaderSilent, n.askTimeout, n.askMade = false, false, 0, false
 	n.leaderGoneCount = 0
 }
 

@@ -41,15 +41,35 @@ func (n *Node) followerTimeout() int64 {
 
 // heardFromLeader notes an answer from the leader: the follower counts
 // it as live (and refuses pre-votes) for the silence bound, or the fetch
-// timeout, and stands after timeout.
+// timeout, and stands after timeout. With the silence bound, both run from
+// the follower's next request (askedLeader), not from this answer: the
+// time the follower itself takes before asking again (its own fsync, its
+// own wait for a CPU) is not the leader's silence. Until it asks, the fetch
+// timeout holds, as it would without the bound.
 func (n *Node) heardFromLeader(timeout int64) {
 	n.fetchDeadline = n.now + timeout
 	n.heardUntil = n.fetchDeadline
-	if n.silenceEnabled() && timeout > n.cfg.SilenceTimeoutMs {
-		n.heardUntil = n.now + n.cfg.SilenceTimeoutMs
+	n.askTimeout = 0
+	if n.silenceEnabled() {
+		n.fetchDeadline = max(n.fetchDeadline, n.now+n.cfg.FetchTimeoutMs)
+		n.heardUntil = n.fetchDeadline
+		n.askTimeout = timeout
 	}
 	n.hasFetchedFromLeader = true
 	n.leaderContactMs = n.now
+}
+
+// askedLeader starts the leader's time to answer once the follower's next
+// request after an answer has left (Advance, at the shell's SetTime): the
+// silence bound for counting it live, and the follower's timeout for
+// standing.
+func (n *Node) askedLeader() {
+	if n.askTimeout == 0 || n.role != RoleFollower {
+		return
+	}
+	n.fetchDeadline = n.now + n.askTimeout
+	n.heardUntil = n.now + min(n.askTimeout, n.cfg.SilenceTimeoutMs)
+	n.askTimeout = 0
 }
 
 // maybeLeaderSilent stops counting the leader as live once heardUntil

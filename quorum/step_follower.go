@@ -242,9 +242,12 @@ func (n *Node) maybeSendFetch(to int32) {
 	}
 	if n.snap != nil {
 		n.reqs.fetching = n.send(to, n.buildFetchSnapshotRequest(to, n.snap.id, n.snap.pos), false)
-		return
+	} else {
+		n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
 	}
-	n.reqs.fetching = n.send(to, n.buildFetchRequest(to), false)
+	if to == n.leaderID && n.role == RoleFollower && n.askTimeout != 0 {
+		n.askMade = true // the wait starts when it leaves (Advance)
+	}
 }
 
 // maybeSendBootstrapFetch asks a random bootstrap server (or voter), to

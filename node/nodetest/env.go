@@ -119,6 +119,10 @@ func (o observer) Truncated(to int64) { o.add(Event{Kind: Truncated, Offset: to}
 
 func (o observer) Appended(batches []byte) {
 	o.add(Event{Kind: Appended, Batches: append([]byte(nil), batches...)})
+	// A slow disk: the append and the fsync that follows it take this
+	// long on the node's clock, which moves without a tick (SlowNextAppend).
+	o.h.now += o.h.slowAppendMs
+	o.h.slowAppendMs = 0
 }
 
 func (o observer) SnapshotInstalled(id quorum.SnapshotID) {

@@ -119,7 +119,14 @@ type Node struct {
 	endpoints map[int32]quorum.Endpoint // where peers listen, as the node said
 	events    []Event
 	sync      *node.SyncJob // the leader's deferred fsync, while one is out
+	// slowAppendMs is how long the next append to the log takes.
+	slowAppendMs int64
 }
+
+// SlowNextAppend makes the node's next append to its log, with its fsync,
+// take ms on its clock: a follower whose own disk is slow sends its next
+// Fetch that much later than it took the last answer.
+func (h *Node) SlowNextAppend(ms int64) { h.slowAppendMs = ms }
 
 // New formats a directory for cfg's node and starts it with the clock at 0.
 func New(cfg Config) (*Node, error) {
