@@ -31,7 +31,7 @@ func (s *Server) handleCreateTopics(r *Request) (kmsg.Response, error) {
 	refused := s.authorizeCreateTopics(r, req)
 	err := errNoController
 	var resp *kmsg.CreateTopicsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, req.TimeoutMillis)
 		defer cancel()
 		resp, err = ctl.CreateTopics(ctx, req)

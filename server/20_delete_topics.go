@@ -30,7 +30,7 @@ func (s *Server) handleDeleteTopics(r *Request) (kmsg.Response, error) {
 	refused := s.authorizeDeleteTopics(r, req)
 	err := errNoController
 	var resp *kmsg.DeleteTopicsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, req.TimeoutMillis)
 		defer cancel()
 		resp, err = ctl.DeleteTopics(ctx, req)
@@ -87,7 +87,7 @@ func (s *Server) authorizeDeleteTopics(r *Request, req *kmsg.DeleteTopicsRequest
 		return false
 	}
 	req.TopicNames = slices.DeleteFunc(req.TopicNames, func(n string) bool { return !may(n, [16]byte{}, false) })
-	ctl := s.controllerOf()
+	ctl := s.backend.Controller()
 	req.Topics = slices.DeleteFunc(req.Topics, func(t kmsg.DeleteTopicsRequestTopic) bool {
 		if t.Topic != nil && *t.Topic != "" {
 			return !may(*t.Topic, [16]byte{}, false)

@@ -48,7 +48,7 @@ func (s *Server) handleCreateAcls(r *Request) (kmsg.Response, error) {
 	}
 	err := errNoController
 	var results []error
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		results, err = ctl.CreateACLs(ctx, acls)

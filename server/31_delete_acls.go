@@ -37,7 +37,7 @@ func (s *Server) handleDeleteAcls(r *Request) (kmsg.Response, error) {
 	}
 	err := errNoController
 	var results []controller.DeletedACLs
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		results, err = ctl.DeleteACLs(ctx, filters)

@@ -34,7 +34,7 @@ func (s *Server) handleDescribeConfigs(r *Request) (kmsg.Response, error) {
 	// Refused resources, this node's loggers and its own configuration are
 	// answered here, the rest from the metadata image.
 	answered := s.authorizeDescribeConfigs(r, req)
-	ctl := s.controllerOf()
+	ctl := s.backend.Controller()
 	req.Resources = slices.DeleteFunc(req.Resources, func(res kmsg.DescribeConfigsRequestResource) bool {
 		switch {
 		case int8(res.ResourceType) == configBrokerLogger:

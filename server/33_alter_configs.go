@@ -28,7 +28,7 @@ func (s *Server) handleAlterConfigs(r *Request) (kmsg.Response, error) {
 	refused := s.authorizeAlterConfigs(r, req)
 	err := errNoController
 	var resp *kmsg.AlterConfigsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.AlterConfigs(ctx, req)

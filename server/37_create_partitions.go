@@ -29,7 +29,7 @@ func (s *Server) handleCreatePartitions(r *Request) (kmsg.Response, error) {
 	refused := s.authorizeCreatePartitions(r, req)
 	err := errNoController
 	var resp *kmsg.CreatePartitionsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, req.TimeoutMillis)
 		defer cancel()
 		resp, err = ctl.CreatePartitions(ctx, req)

@@ -44,7 +44,7 @@ func (s *Server) handleCreateDelegationToken(r *Request) (kmsg.Response, error) 
 	}
 	err := errNoController
 	var resp *kmsg.CreateDelegationTokenResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.CreateDelegationToken(ctx, requester, req)

@@ -25,7 +25,7 @@ func (s *Server) handleRenewDelegationToken(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.RenewDelegationTokenRequest)
 	err := errNoController
 	var resp *kmsg.RenewDelegationTokenResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.RenewDelegationToken(ctx, s.tokenPrincipal(r), req)

@@ -25,7 +25,7 @@ func (s *Server) handleExpireDelegationToken(r *Request) (kmsg.Response, error) 
 	req := r.Body.(*kmsg.ExpireDelegationTokenRequest)
 	err := errNoController
 	var resp *kmsg.ExpireDelegationTokenResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.ExpireDelegationToken(ctx, s.tokenPrincipal(r), req)

@@ -25,7 +25,7 @@ func (s *Server) handleElectLeaders(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ElectLeadersRequest)
 	err := errNoController
 	var resp *kmsg.ElectLeadersResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, req.TimeoutMillis)
 		defer cancel()
 		resp, err = ctl.ElectLeaders(ctx, req)

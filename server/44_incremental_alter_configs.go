@@ -48,7 +48,7 @@ func (s *Server) handleIncrementalAlterConfigs(r *Request) (kmsg.Response, error
 	}
 	err := errNoController
 	var resp *kmsg.IncrementalAlterConfigsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.IncrementalAlterConfigs(ctx, req)

@@ -27,7 +27,7 @@ func (s *Server) handleAlterPartitionReassignments(r *Request) (kmsg.Response, e
 	req := r.Body.(*kmsg.AlterPartitionAssignmentsRequest)
 	err := errNoController
 	var resp *kmsg.AlterPartitionAssignmentsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, req.TimeoutMillis)
 		defer cancel()
 		resp, err = ctl.AlterPartitionReassignments(ctx, req)

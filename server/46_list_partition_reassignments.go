@@ -23,7 +23,7 @@ func init() {
 
 func (s *Server) handleListPartitionReassignments(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.ListPartitionReassignmentsRequest)
-	ctl := s.controllerOf()
+	ctl := s.backend.Controller()
 	if ctl == nil {
 		resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
 		resp.ErrorCode = kerr.NotController.Code

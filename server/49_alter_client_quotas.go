@@ -26,7 +26,7 @@ func (s *Server) handleAlterClientQuotas(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterClientQuotasRequest)
 	err := errNoController
 	var resp *kmsg.AlterClientQuotasResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.AlterClientQuotas(ctx, req)

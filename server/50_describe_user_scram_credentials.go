@@ -25,7 +25,7 @@ func init() {
 
 func (s *Server) handleDescribeUserScramCredentials(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
-	ctl := s.controllerOf()
+	ctl := s.backend.Controller()
 	if ctl == nil {
 		resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 		resp.ErrorCode = kerr.NotController.Code

@@ -25,7 +25,7 @@ func (s *Server) handleAlterUserScramCredentials(r *Request) (kmsg.Response, err
 	req := r.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
 	err := errNoController
 	var resp *kmsg.AlterUserSCRAMCredentialsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.AlterUserScramCredentials(ctx, req)

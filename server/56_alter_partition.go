@@ -26,7 +26,7 @@ func (s *Server) handleAlterPartition(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AlterPartitionRequest)
 	err := errNoController
 	var resp *kmsg.AlterPartitionResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.AlterPartition(ctx, req)

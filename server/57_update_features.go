@@ -26,7 +26,7 @@ func (s *Server) handleUpdateFeatures(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UpdateFeaturesRequest)
 	err := errNoController
 	var resp *kmsg.UpdateFeaturesResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, req.TimeoutMillis)
 		defer cancel()
 		resp, err = ctl.UpdateFeatures(ctx, req)

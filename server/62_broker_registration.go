@@ -28,7 +28,7 @@ func (s *Server) handleBrokerRegistration(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.BrokerRegistrationRequest)
 	resp := req.ResponseKind().(*kmsg.BrokerRegistrationResponse)
 	resp.BrokerEpoch = -1
-	ctl := s.controllerOf()
+	ctl := s.backend.Controller()
 	if ctl == nil {
 		resp.ErrorCode, _ = controller.ErrorCode(errNoController)
 		return resp, nil

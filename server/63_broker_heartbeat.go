@@ -43,7 +43,7 @@ func (s *Server) handleBrokerHeartbeat(r *Request) (kmsg.Response, error) {
 // controller) is answered without that hand-off.
 func (s *Server) startBrokerHeartbeat(r *Request) (kmsg.Response, handlerFunc) {
 	req := r.Body.(*kmsg.BrokerHeartbeatRequest)
-	ctl := s.controllerOf()
+	ctl := s.backend.Controller()
 	if ctl == nil {
 		return heartbeatAnswer(req, nil, errNoController), nil
 	}

@@ -21,7 +21,7 @@ func (s *Server) handleUnregisterBroker(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UnregisterBrokerRequest)
 	resp := req.ResponseKind().(*kmsg.UnregisterBrokerResponse)
 	err := errNoController
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		err = ctl.UnregisterBroker(ctx, req.BrokerID)

@@ -21,7 +21,7 @@ func (s *Server) handleAllocateProducerIDs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AllocateProducerIDsRequest)
 	resp := req.ResponseKind().(*kmsg.AllocateProducerIDsResponse)
 	err := errNoController
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp.ProducerIDStart, resp.ProducerIDLen, err = ctl.AllocateProducerIDs(ctx, req.BrokerID, req.BrokerEpoch)

@@ -23,7 +23,7 @@ func (s *Server) handleControllerRegistration(r *Request) (kmsg.Response, error)
 	req := r.Body.(*kmsg.ControllerRegistrationRequest)
 	resp := req.ResponseKind().(*kmsg.ControllerRegistrationResponse)
 	err := errNoController
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		err = ctl.RegisterController(ctx, req)

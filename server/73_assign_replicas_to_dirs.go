@@ -23,7 +23,7 @@ func (s *Server) handleAssignReplicasToDirs(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.AssignReplicasToDirsRequest)
 	err := errNoController
 	var resp *kmsg.AssignReplicasToDirsResponse
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		resp, err = ctl.AssignReplicasToDirs(ctx, req)

@@ -29,7 +29,7 @@ func (s *Server) handleUnregisterController(r *Request) (kmsg.Response, error) {
 	req := r.Body.(*kmsg.UnregisterControllerRequest)
 	resp := req.ResponseKind().(*kmsg.UnregisterControllerResponse)
 	err := errNoController
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		ctx, cancel := opContext(r, 0)
 		defer cancel()
 		err = ctl.UnregisterController(ctx, req.ControllerID, s.isVoter)
@@ -40,6 +40,5 @@ func (s *Server) handleUnregisterController(r *Request) (kmsg.Response, error) {
 
 // isVoter reports whether id is in the quorum's current voter set.
 func (s *Server) isVoter(id int32) bool {
-	b, ok := s.backend.(interface{ Status() quorum.Status })
-	return ok && slices.ContainsFunc(b.Status().Voters, func(v quorum.Voter) bool { return v.ID == id })
+	return slices.ContainsFunc(s.backend.Status().Voters, func(v quorum.Voter) bool { return v.ID == id })
 }

@@ -57,13 +57,11 @@ func (s *Server) newAuthorizer() *authz.Authorizer {
 		return nil
 	}
 	acls := authz.NewIndex()
-	if ctl := s.controllerOf(); ctl != nil {
+	if ctl := s.backend.Controller(); ctl != nil {
 		acls = ctl.ACLs()
 	}
 	a := authz.New(acls, s.cfg.Authorizer.SuperUsers, s.cfg.Authorizer.AllowIfNoACL)
-	if b, ok := s.backend.(interface{ CaughtUp() <-chan struct{} }); ok {
-		a.WaitForLoad(b.CaughtUp())
-	}
+	a.WaitForLoad(s.backend.CaughtUp())
 	return a
 }
 

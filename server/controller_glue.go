@@ -2,8 +2,8 @@ package server
 
 // Glue between the node (quorum loop) and the controller's operations: the
 // Log the controller proposes through, the clock that drives the
-// controller's timed work, this controller's registration with a leader,
-// and the helpers the controller-API handlers share.
+// controller's timed work, and this controller's registration with a
+// leader.
 
 import (
 	"context"
@@ -158,27 +158,3 @@ func oneRequest(ctx context.Context, addr string, req kmsg.Request, clientID str
 	_, resp, err := protocol.ParseResponse(in, req)
 	return resp, err
 }
-
-// controllerOf returns the controller behind the backend, or nil when the
-// backend has none (unit tests of the server alone).
-func (s *Server) controllerOf() *controller.Controller {
-	if b, ok := s.backend.(interface {
-		Controller() *controller.Controller
-	}); ok {
-		return b.Controller()
-	}
-	return nil
-}
-
-// opContext bounds a controller operation by the request's own timeout when
-// it has one, else by a default, and by the connection's life.
-func opContext(r *Request, timeoutMs int32) (context.Context, context.CancelFunc) {
-	d := 30 * time.Second
-	if timeoutMs > 0 {
-		d = time.Duration(timeoutMs) * time.Millisecond
-	}
-	return context.WithTimeout(r.Ctx, d)
-}
-
-// errNoController answers requests when the node has no controller.
-var errNoController = controller.ErrNotController

@@ -13,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/authz"
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/security/sasl"
 	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
@@ -97,7 +99,7 @@ type Server struct {
 }
 
 // Backend is what handlers ask for cluster state; the node (quorum plus
-// controller) implements it.
+// controller) implements it. Handlers reach the node only through it.
 type Backend interface {
 	// Raft hands a KRaft RPC to the quorum and waits for its answer.
 	Raft(ctx context.Context, from *Request) (kmsg.Response, error)
@@ -110,6 +112,17 @@ type Backend interface {
 	// Controllers lists the registered controllers (or, before any has
 	// registered, the voters) with their endpoints on listener.
 	Controllers(listener string) []kmsg.DescribeClusterResponseBroker
+	// Controller is the controller the handlers of its APIs call, and whose
+	// committed ACLs the authorizer reads; nil when the node has none
+	// (tests of the server alone), and those APIs answer NOT_CONTROLLER.
+	Controller() *controller.Controller
+	// Status is the quorum's state: its leader, role and voters.
+	Status() quorum.Status
+	// CaughtUp is closed once the node has first replayed its log to the
+	// high watermark: the authorizer decides nothing before, as an ACL
+	// that denies may not be replayed yet. Nil when there is nothing to
+	// wait for.
+	CaughtUp() <-chan struct{}
 }
 
 // New builds a server for cfg.
@@ -261,6 +274,19 @@ func (c *countedConn) Close() error {
 	c.once.Do(c.release)
 	return err
 }
+
+// opContext bounds a controller operation by the request's own timeout when
+// it has one, else by a default, and by the connection's life.
+func opContext(r *Request, timeoutMs int32) (context.Context, context.CancelFunc) {
+	d := 30 * time.Second
+	if timeoutMs > 0 {
+		d = time.Duration(timeoutMs) * time.Millisecond
+	}
+	return context.WithTimeout(r.Ctx, d)
+}
+
+// errNoController answers requests when the node has no controller.
+var errNoController = controller.ErrNotController
 
 // stepQuorum hands a KRaft RPC to the consensus core and waits for the
 // core's answer, so a parked request only holds up its own connection.

@@ -13,7 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/protocol"
+	"github.com/kraftd/kraftd/quorum"
 )
 
 // stillBackend answers from fixed state; a Fetch waits until release is
@@ -42,6 +44,10 @@ func (b *stillBackend) ActiveController() int32 { return 1 }
 func (b *stillBackend) Controllers(string) []kmsg.DescribeClusterResponseBroker {
 	return []kmsg.DescribeClusterResponseBroker{{NodeID: 1, Host: "127.0.0.1", Port: 9093}}
 }
+
+func (b *stillBackend) Controller() *controller.Controller { return nil }
+func (b *stillBackend) Status() quorum.Status              { return quorum.Status{} }
+func (b *stillBackend) CaughtUp() <-chan struct{}          { return nil }
 
 func startServer(t *testing.T) (*Server, string, *stillBackend) {
 	t.Helper()
