@@ -32,7 +32,11 @@ type accessRule struct {
 	// items says what the handler checks itself, item by item, answering
 	// each refused item with its own error code (CreateTopics: CREATE on
 	// the cluster or on each topic, ...). It is documentation: the check
-	// lives in the handler, through Server.allowed.
+	// lives in the handler's file, an authorizeX that removes the refused
+	// items from the request and returns their refusals, which the handler
+	// appends to what the controller answers for the rest (Apache likewise
+	// answers refused items beside the others); with no authorizer it
+	// removes nothing.
 	items string
 	// open marks the keys every client may send (ApiVersions, SASL).
 	open bool
