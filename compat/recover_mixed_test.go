@@ -40,6 +40,11 @@ func TestRecoverLostMajorityMixed(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "in use") {
 		t.Fatalf("recover beside the running Apache controller: exit %d, want 2 naming the lock:\n%s", code, out)
 	}
+	// start refuses it too: Apache's lock is an fcntl lock, which kraftd's
+	// own flock does not see, so storage tries it first.
+	if out, code := runKraftd(t, "start", "--config", apache.ConfigFile()); code != 2 || !strings.Contains(out, "fcntl lock") {
+		t.Fatalf("start on the running Apache controller's directory: exit %d, want 2 naming its fcntl lock:\n%s", code, out)
+	}
 	// The Apache controller goes first, so that a kraftd leads when the
 	// second loss comes: the survivor must be a kraftd that holds
 	// everything the broker saw committed.

@@ -199,7 +199,14 @@ func onlyLeader(t *testing.T, addrs []string, rec *QuorumStatus) {
 // output and exit code.
 func runRecover(t *testing.T, conf string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(KraftdBinary(t), append([]string{"--log-format", "json", "recover", "--config", conf}, args...)...)
+	return runKraftd(t, append([]string{"recover", "--config", conf}, args...)...)
+}
+
+// runKraftd runs a kraftd command to its end (JSON logs), with its output
+// and exit code.
+func runKraftd(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(KraftdBinary(t), append([]string{"--log-format", "json"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	switch {
@@ -208,7 +215,7 @@ func runRecover(t *testing.T, conf string, args ...string) (string, int) {
 	case errors.As(err, &ee):
 		return string(out), ee.ExitCode()
 	}
-	t.Fatalf("kraftd recover: %v", err)
+	t.Fatalf("kraftd %s: %v", args[0], err)
 	return "", 0
 }
 

@@ -84,5 +84,9 @@
 // reused record with replica lists carved from shared chunks
 // (snapshot_load.go). EncodeSnapshotFile and DecodeSnapshotFile
 // (snapshotfile.go) do the same for small files held in memory, such as
-// bootstrap.checkpoint; both lay out the same bytes.
+// bootstrap.checkpoint; both lay out the same bytes. Bootstrap
+// (bootstrap.go) is what format leaves for a node's first start:
+// EncodeBootstrap and DecodeBootstrap turn it into bootstrap.checkpoint
+// and the bootstrap snapshot's bytes and back, which package storage
+// writes and reads without looking inside.
 package metadata
