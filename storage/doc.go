@@ -13,7 +13,11 @@
 // (NodeDir), noting the first start; CheckDirsBelong refuses a node's log
 // directories of different clusters or nodes, or one copied from another,
 // as Apache's MetaPropertiesEnsemble does; ListLogFiles lets tools read a
-// directory without locking or changing it.
+// directory without locking or changing it. The lock (LockDir, OSFS.Lock)
+// refuses a directory another kraftd holds (kraftd's flock) or an Apache
+// process holds (the fcntl lock of Java's FileChannel.tryLock, which a
+// flock does not see on Linux); CheckNotLocked asks the same of a
+// directory format is about to write into.
 //
 // Storage reads and writes records only as bytes: the records inside
 // bootstrap.checkpoint, the bootstrap snapshot and snapshots are package
