@@ -133,7 +133,9 @@ func (r *scaleRun) steady() {
 
 // steadyWrites measures the storm's writer alone: one-partition topics
 // created one at a time for a quarter of a window (at least 2 s) with no
-// observer fetching, the latency the storm's writes are held to.
+// observer fetching, the latency the storm's writes are held to. It runs
+// after the storm: before it, its records would lengthen the log tail
+// every observer of the storm reads after the snapshot.
 func (r *scaleRun) steadyWrites() {
 	r.logf("steady writes: one writer for %v", max(r.cfg.window/4, 2*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), max(r.cfg.window/4, 2*time.Second))

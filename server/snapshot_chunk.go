@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"time"
 
@@ -60,20 +62,57 @@ var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return 
 // errShortChunk means the snapshot file ended before the chunk did.
 var errShortChunk = errors.New("server: snapshot file shorter than its chunk")
 
-// send writes the chunk's bytes to c, writeChunk at a time under a fresh
-// deadline each, as deadlineWriter does for frames.
+// chunkTurns bounds how many chunks are copied to plaintext connections
+// at once, process-wide: one for every two cores, one or two. A hundred
+// observers downloading a snapshot at once, each copy on a thread of its
+// own in the kernel, leave every other thread (the quorum's loop, the
+// followers, a client's write) queued for a CPU behind them; taken in
+// turns, the copies cost the same CPU, at the pace the cores allow,
+// while a write waits for one copy at most. A turn copies writeChunk
+// bytes.
+var chunkTurns = make(chan struct{}, min(2, max(1, runtime.NumCPU()/2)))
+
+// turnHold is how long one turn may wait for a client to take its bytes
+// before giving the turn up (and queueing again): a client that reads
+// slowly, or not at all, cannot hold up the others' downloads.
+const turnHold = 20 * time.Millisecond
+
+// send writes the chunk's bytes to c, writeChunk at a time, failing once
+// the client has taken nothing for timeout, as deadlineWriter does for
+// frames. To a plaintext connection (sendfile) the pieces are copied in
+// turns (chunkTurns); a TLS connection cannot give up a write midway, so
+// its copies are not taken in turns.
 func (t *chunkTail) send(c net.Conn, timeout time.Duration) error {
-	buf := copyBuffers.Get().(*[]byte)
-	defer copyBuffers.Put(buf)
+	_, inTurns := c.(*countedConn)
+	var buf []byte // the kernel copies to a plaintext connection: no buffer held while waiting for a turn
+	if !inTurns {
+		b := copyBuffers.Get().(*[]byte)
+		defer copyBuffers.Put(b)
+		buf = *b
+	}
+	progress := time.Now()
 	for off := int64(0); off < t.chunk.Len; {
 		n := min(int64(writeChunk), t.chunk.Len-off)
-		c.SetWriteDeadline(time.Now().Add(timeout))
-		k, err := t.chunk.CopyData(c, off, n, *buf)
-		off += k
-		if err != nil {
-			return err
+		hold := timeout
+		if inTurns {
+			chunkTurns <- struct{}{}
+			hold = min(timeout, turnHold)
 		}
-		if k < n {
+		c.SetWriteDeadline(time.Now().Add(hold))
+		k, err := t.chunk.CopyData(c, off, n, buf)
+		if inTurns {
+			<-chunkTurns
+		}
+		off += k
+		if k > 0 {
+			progress = time.Now()
+		}
+		switch {
+		case inTurns && errors.Is(err, os.ErrDeadlineExceeded) && time.Since(progress) < timeout:
+			continue // the turn is over, not the client's time
+		case err != nil:
+			return err
+		case k < n:
 			return errShortChunk
 		}
 	}

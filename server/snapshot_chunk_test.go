@@ -137,3 +137,79 @@ func commonPrefix(a, b []byte) int {
 	}
 	return i
 }
+
+// A client that takes no bytes holds a chunk turn (chunkTurns) for
+// turnHold at most: another client's download goes on meanwhile, long
+// before the stuck one's write timeout.
+func TestChunkTurnSkipsAClientThatDoesNotRead(t *testing.T) {
+	defer func(turns chan struct{}) { chunkTurns = turns }(chunkTurns)
+	chunkTurns = make(chan struct{}, 1) // one turn, as on two cores
+	data := make([]byte, 16<<20)
+	dir := t.TempDir()
+	id := storage.SnapshotID{EndOffset: 10, Epoch: 1}
+	w, err := storage.CreateSnapshot(storage.OSFS{}, dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	peers := make(chan net.Conn, 2)
+	go func() {
+		for range 2 {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			peers <- c
+		}
+	}()
+	dial := func() *countedConn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &countedConn{Conn: c, release: func() {}}
+	}
+	send := func(c net.Conn, n int64) chan error {
+		snap, err := storage.OpenSnapshot(storage.OSFS{}, dir, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := chunkAnswer(0, false, id, int64(len(data)), 0)
+		tail := &chunkTail{chunk: node.NewSnapshotChunk(resp, snap, n)}
+		done := make(chan error, 1)
+		go func() {
+			defer snap.Close()
+			done <- tail.send(c, 5*time.Minute)
+		}()
+		return done
+	}
+	stuck := dial()
+	defer stuck.Close()
+	stuckPeer := <-peers // never read
+	defer stuckPeer.Close()
+	stuckDone := send(stuck, int64(len(data)))
+	reader := dial()
+	defer reader.Close()
+	readerPeer := <-peers
+	go io.Copy(io.Discard, readerPeer)
+	select {
+	case err := <-send(reader, 4<<20):
+		if err != nil {
+			t.Fatalf("the reading client's chunk: %v", err)
+		}
+	case err := <-stuckDone:
+		t.Fatalf("the stuck client's send ended first (%v): the test did not fill its socket", err)
+	}
+	stuck.Close()
+	<-stuckDone
+}
