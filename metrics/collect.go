@@ -8,12 +8,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/quorum"
-	"github.com/kraftd/kraftd/server"
 )
 
 // Source is the node's published state, read at each scrape and readiness
-// check; server.Node implements it. Its methods must be safe from any
+// check; embed.Node implements it. Its methods must be safe from any
 // goroutine and cheap enough for a scrape every few seconds.
 type Source interface {
 	// NodeID is this controller's node.id.
@@ -31,10 +31,10 @@ type Source interface {
 	// their session expired.
 	TimedOutHeartbeats() int64
 	// PeerTraffic is the raft client's traffic with each peer.
-	PeerTraffic() map[int32]server.PeerTraffic
+	PeerTraffic() map[int32]peer.Traffic
 	// PeerClusterMismatches lists the peers seen lately with another
 	// cluster id.
-	PeerClusterMismatches() []server.PeerClusterMismatch
+	PeerClusterMismatches() []peer.ClusterMismatch
 	// UnresolvedPeers lists the peers whose host name did not resolve at
 	// the last attempt, with the reason.
 	UnresolvedPeers() map[int32]string
@@ -225,7 +225,7 @@ func featureTag(name string) string {
 }
 
 func (c *collector) collectChannel(ch chan<- prometheus.Metric) {
-	var total server.PeerTraffic
+	var total peer.Traffic
 	for id, t := range c.src.PeerTraffic() {
 		peer := strconv.Itoa(int(id))
 		emit(ch, prometheus.CounterValue, "kraftd_peer_requests_total", "Requests the raft client sent to the peer.", float64(t.Requests), "peer", peer)

@@ -15,8 +15,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/quorum"
-	"github.com/kraftd/kraftd/server"
 )
 
 // fixedSource is a Source of a lone leader with an empty image.
@@ -27,13 +27,13 @@ func (fixedSource) Status() quorum.Status {
 	return quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleLeader, LeaderID: 1, Epoch: 1, VotedID: 1, IsVoter: true, EpochCommitted: true},
 		Voters: quorum.VoterSet{{ID: 1}}, LeaderContactMs: -1}
 }
-func (fixedSource) Applied() int64                                      { return 0 }
-func (fixedSource) Cluster() controller.ClusterStats                    { return controller.ClusterStats{} }
-func (fixedSource) HeartbeatAges() map[int32]time.Duration              { return nil }
-func (fixedSource) UnresolvedPeers() map[int32]string                   { return nil }
-func (fixedSource) PeerClusterMismatches() []server.PeerClusterMismatch { return nil }
-func (fixedSource) TimedOutHeartbeats() int64                           { return 0 }
-func (fixedSource) PeerTraffic() map[int32]server.PeerTraffic           { return nil }
+func (fixedSource) Applied() int64                                { return 0 }
+func (fixedSource) Cluster() controller.ClusterStats              { return controller.ClusterStats{} }
+func (fixedSource) HeartbeatAges() map[int32]time.Duration        { return nil }
+func (fixedSource) UnresolvedPeers() map[int32]string             { return nil }
+func (fixedSource) PeerClusterMismatches() []peer.ClusterMismatch { return nil }
+func (fixedSource) TimedOutHeartbeats() int64                     { return 0 }
+func (fixedSource) PeerTraffic() map[int32]peer.Traffic           { return nil }
 
 func serveWith(t *testing.T, lim HTTPLimits) string {
 	t.Helper()

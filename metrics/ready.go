@@ -5,8 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/quorum"
-	"github.com/kraftd/kraftd/server"
 )
 
 // readyRule says in a sentence when a node is ready (the help of
@@ -41,7 +41,7 @@ type Readiness struct {
 	// (Status.LeaderContactMs), -1 when never.
 	LeaderContactAgeMs int64 `json:"leader_contact_age_ms"`
 	// PeersOfAnotherCluster counts the peers seen in the last 30 s with
-	// another cluster id (server.PeerClusterMismatch).
+	// another cluster id (peer.ClusterMismatch).
 	PeersOfAnotherCluster int `json:"peers_of_another_cluster"`
 	// Unresolved holds the peers whose host name did not resolve at the
 	// last attempt, with the reason, by node id.
@@ -57,7 +57,7 @@ type Readiness struct {
 // quorum unready: a stray node of another cluster that asks this one must
 // not take a healthy quorum out of service, nor must a voter that is gone
 // from DNS while a majority is up.
-func withPeerProblems(r Readiness, st quorum.Status, mismatches []server.PeerClusterMismatch, unresolved map[int32]string) Readiness {
+func withPeerProblems(r Readiness, st quorum.Status, mismatches []peer.ClusterMismatch, unresolved map[int32]string) Readiness {
 	r.PeersOfAnotherCluster, r.Unresolved = len(mismatches), unresolved
 	if r.Ready {
 		return r

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/quorum"
-	"github.com/kraftd/kraftd/server"
 )
 
 func TestJudgeReadiness(t *testing.T) {
@@ -74,13 +74,13 @@ func TestReadinessNamesPeerProblems(t *testing.T) {
 	cutOff := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleFollower, LeaderID: 2, Epoch: 4, IsVoter: true},
 		Voters: three, HighWatermark: 50, EndOffset: 50, LeaderContactMs: 5_000}
 	unattached := quorum.Status{SoftState: quorum.SoftState{Role: quorum.RoleUnattached, LeaderID: -1, Epoch: 4, IsVoter: true}, Voters: three}
-	refused := []server.PeerClusterMismatch{{Peer: 3, Addr: "c3:9093", Refused: true}}
-	asked := []server.PeerClusterMismatch{{Peer: 3, Addr: "10.0.0.3:40000", ClusterID: "other"}}
+	refused := []peer.ClusterMismatch{{Peer: 3, Addr: "c3:9093", Refused: true}}
+	asked := []peer.ClusterMismatch{{Peer: 3, Addr: "10.0.0.3:40000", ClusterID: "other"}}
 	gone := map[int32]string{2: "lookup c2: no such host", 3: "lookup c3: no such host"}
 	for _, tc := range []struct {
 		name       string
 		st         quorum.Status
-		mismatches []server.PeerClusterMismatch
+		mismatches []peer.ClusterMismatch
 		unresolved map[int32]string
 		ready      bool
 		says       string

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/quorum"
-	"github.com/kraftd/kraftd/server"
 )
 
 // The image the scrape benchmark counts: the shape of the metadata
@@ -45,11 +45,11 @@ func (s imageSource) HeartbeatAges() map[int32]time.Duration {
 	}
 	return ages
 }
-func (s imageSource) UnresolvedPeers() map[int32]string                   { return nil }
-func (s imageSource) PeerClusterMismatches() []server.PeerClusterMismatch { return nil }
-func (s imageSource) TimedOutHeartbeats() int64                           { return 0 }
-func (s imageSource) PeerTraffic() map[int32]server.PeerTraffic {
-	return map[int32]server.PeerTraffic{2: {Requests: 10, Responses: 10}, 3: {Requests: 10, Responses: 10}}
+func (s imageSource) UnresolvedPeers() map[int32]string             { return nil }
+func (s imageSource) PeerClusterMismatches() []peer.ClusterMismatch { return nil }
+func (s imageSource) TimedOutHeartbeats() int64                     { return 0 }
+func (s imageSource) PeerTraffic() map[int32]peer.Traffic {
+	return map[int32]peer.Traffic{2: {Requests: 10, Responses: 10}, 3: {Requests: 10, Responses: 10}}
 }
 
 // replayMillionPartitions replays a million partitions of RF 3 over 100

@@ -224,7 +224,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	c.Voters = p.voters("controller.quorum.voters")
 	c.BootstrapServers = p.list("controller.quorum.bootstrap.servers")
 	for _, s := range c.BootstrapServers {
-		if _, _, err := splitHostPort(s); err != nil {
+		if _, _, err := SplitHostPort(s); err != nil {
 			p.setErr("controller.quorum.bootstrap.servers", err)
 		}
 	}
@@ -477,7 +477,7 @@ func (p *parser) voters(key string) []Voter {
 			p.setErr(key, fmt.Errorf("%q is not id@host:port", s))
 			continue
 		}
-		host, port, err := splitHostPort(addr)
+		host, port, err := SplitHostPort(addr)
 		if err != nil {
 			p.setErr(key, fmt.Errorf("%q: %v", s, err))
 			continue
@@ -498,7 +498,7 @@ func (p *parser) endpoints(key string) []Endpoint {
 			p.setErr(key, fmt.Errorf("%q is not NAME://host:port", s))
 			continue
 		}
-		host, port, err := splitHostPort(addr)
+		host, port, err := SplitHostPort(addr)
 		if err != nil {
 			p.setErr(key, fmt.Errorf("%q: %v", s, err))
 			continue
@@ -546,7 +546,8 @@ func (p *parser) securityProtocols(controllerNames []string, listeners []Endpoin
 	return out
 }
 
-func splitHostPort(s string) (string, uint16, error) {
+// SplitHostPort splits host:port, with a port from 0 to 65535.
+func SplitHostPort(s string) (string, uint16, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return "", 0, err

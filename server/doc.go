@@ -1,12 +1,14 @@
-// Package server is kraftd's I/O shell. It owns listeners, connections,
-// goroutines and the real clock. It decodes frames with package protocol,
-// dispatches them to one handler per API key (files named NN_api_name.go,
-// each registering its key's version range and access rule and holding its
-// refusals; authorize.go checks the rule before the handler runs),
-// runs the quorum's Ready loop (persist with fsync, then send, then apply,
-// then Advance) and keeps each connection's responses in request order,
-// writing a FetchSnapshot chunk from the snapshot file to the socket
-// (node.SnapshotChunk) rather than through memory.
+// Package server is kraftd's wire: it owns listeners, connections and
+// their goroutines. It decodes frames with package protocol, dispatches
+// them to one handler per API key (files named NN_api_name.go, each
+// registering its key's version range and access rule and holding its
+// refusals; authorize.go checks the rule before the handler runs), hands
+// each request to its Backend (the node that package embed assembles: the
+// runtime whose one Ready loop lives in package node, and the controller),
+// and keeps each connection's responses in request order, writing a
+// FetchSnapshot chunk from the snapshot file to the socket
+// (node.SnapshotChunk) rather than through memory. It reads the node's
+// configuration from server.properties (Config, config*.go).
 //
 // It runs connection security on the wire, with packages security/tls
 // (stores, handshakes) and security/sasl (mechanisms, failure bounds)
@@ -15,17 +17,13 @@
 // listener (sasl_auth.go, sasl_reauth.go), and each connection carries
 // its principal (ANONYMOUS, the mapped DN of a client certificate, or the
 // SASL user) for authorization to use. The ssl.* and sasl.* keys are read
-// in config_tls.go and config_sasl.go. It bounds what strangers can make
+// in config_tls.go and config_sasl.go, and Config.PeerSecurity gives the
+// peer client (package peer) the controller listener's TLS handshake and
+// SASL mechanism. It bounds what strangers can make
 // it do there: a failed login's answer is held on a timer
 // (connection.failed.authentication.delay.ms) and failures are bounded per
 // address and principal (sasl.FailureLimits); the log lines bad
 // connections cause are rate-limited (log_limit.go).
-//
-// It owns how peers are reached: the peer client looks each host name up
-// at every connection attempt (peers_dial.go), and notes the peers of
-// another cluster id on either side (peer_clusters.go) for the log, a
-// metric and readiness; format asks controllers which cluster they serve
-// through it (probe.go).
 //
 // It owns the node's own log level too (BROKER_LOGGER configs of this
 // node's id), which is process state, never metadata.
@@ -37,5 +35,6 @@
 //
 // It must never hold consensus or cluster state of its own: that lives in
 // packages quorum and controller. A request that waits (a parked Fetch) must
-// never hold up another connection.
+// never hold up another connection. It must never import package embed,
+// which builds on it.
 package server

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -34,34 +33,5 @@ func TestHeartbeatAnsweredAtOnceKeepsResponseOrder(t *testing.T) {
 	}
 	if corr, _ := c.recv(dq); corr != 3 {
 		t.Fatalf("third response has corr %d", corr)
-	}
-}
-
-// On a real node, a heartbeat that unfences (a write to commit) and a
-// steady one pipelined behind it on one connection are both answered, in
-// order: the first once its record committed, on a goroutine of its own,
-// the second at once but after it.
-func TestHeartbeatThatWritesAndOneThatDoesNotOnOneConnection(t *testing.T) {
-	nodes := startBenchQuorum(t, 1)
-	leader := waitBenchLeader(t, nodes, 30*time.Second)
-	ctl := leader.Controller()
-	epochs := registerBrokersInParallel(t, ctl, leader.ClusterID(), 2, 2)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if resp, err := ctl.BrokerHeartbeat(ctx, benchHeartbeat(2, epochs[2])); err != nil || resp.IsFenced {
-		t.Fatalf("unfence broker 2: %v %+v", err, resp)
-	}
-
-	c := dial(t, nodes[0].srv.Addr("CONTROLLER").String())
-	unfence, steady := benchHeartbeat(1, epochs[1]), benchHeartbeat(2, epochs[2])
-	c.send(unfence, 1)
-	c.send(steady, 2)
-	corr, resp := c.recv(unfence)
-	if hb := resp.(*kmsg.BrokerHeartbeatResponse); corr != 1 || hb.ErrorCode != 0 || hb.IsFenced {
-		t.Fatalf("unfencing heartbeat: corr %d %+v", corr, hb)
-	}
-	corr, resp = c.recv(steady)
-	if hb := resp.(*kmsg.BrokerHeartbeatResponse); corr != 2 || hb.ErrorCode != 0 || hb.IsFenced {
-		t.Fatalf("steady heartbeat: corr %d %+v", corr, hb)
 	}
 }

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"time"
+
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/kraftd/kraftd/security/sasl"
+	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
 // QuorumTargets reads the controllers a node of any role (controller or
@@ -20,7 +24,7 @@ func QuorumTargets(props map[string]string) (ids []int32, addrs []string, err er
 	}
 	if len(ids) == 0 {
 		for _, s := range p.list("controller.quorum.bootstrap.servers") {
-			if _, _, err := splitHostPort(s); err != nil {
+			if _, _, err := SplitHostPort(s); err != nil {
 				p.setErr("controller.quorum.bootstrap.servers", err)
 			}
 			ids, addrs = append(ids, -1), append(addrs, s)
@@ -52,4 +56,29 @@ func (c *Config) ControllerClientSecurity() (*ClientSecurity, error) {
 		}
 	}
 	return cs, nil
+}
+
+// PeerSecurity is how this node's peer client (package peer) reaches the
+// controller listener: the TLS handshake over a dialed connection, with
+// the listener's keystore and truststore as they are at each connection
+// (nil for a listener without TLS), and the SASL mechanism of
+// sasl.mechanism.controller.protocol (nil without SASL). LoadTLS must have
+// loaded the stores.
+func (c *Config) PeerSecurity() (handshake func(conn net.Conn, addr string, timeout time.Duration) (net.Conn, error), mechanism kgosasl.Mechanism, err error) {
+	name := c.ControllerListenerName[0]
+	m, isTLS, err := c.listenerTLS(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if isTLS {
+		handshake = func(conn net.Conn, addr string, timeout time.Duration) (net.Conn, error) {
+			return kraftdtls.Dial(conn, m.ClientConfig(addr), timeout)
+		}
+	}
+	if s := c.SASL[name]; s != nil && s.Client != nil {
+		if mechanism, err = sasl.ClientMechanism(s.Client); err != nil {
+			return nil, nil, err
+		}
+	}
+	return handshake, mechanism, nil
 }

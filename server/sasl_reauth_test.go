@@ -14,6 +14,7 @@ import (
 	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/xdg-go/scram"
 
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -181,10 +182,10 @@ func TestPeersReauthenticate(t *testing.T) {
 	}
 	logs := &syncBuffer{}
 	var failures []error
-	results := make(chan PeerResult, 1)
-	p := NewPeers("raft-client-2", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.New(logs).Level(zerolog.DebugLevel))
+	results := make(chan peer.Result, 1)
+	p := peer.New("raft-client-2", 5*time.Second, func(r peer.Result) { results <- r }, zerolog.New(logs).Level(zerolog.DebugLevel))
 	defer p.Close()
-	p.UseSASL(cfg.SASL["CONTROLLER"].Client)
+	usePeerSecurity(t, p, cfg)
 	p.SetAddress(1, addr)
 	end := time.Now().Add(3500 * time.Millisecond) // past two lifetimes of 1.5 s
 	for i := uint64(1); time.Now().Before(end); i++ {

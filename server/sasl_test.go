@@ -17,6 +17,7 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
 	kraftdsasl "github.com/kraftd/kraftd/security/sasl"
 )
@@ -345,16 +346,16 @@ func TestSASLConfig(t *testing.T) {
 func TestPeersOverSASL(t *testing.T) {
 	addr, b, _ := startSASLServer(t, saslProps(t, nil))
 	b.addScram(t, scram.SHA512, 2, "controller", "scram-secret")
-	send := func(t *testing.T, extra map[string]string) (PeerResult, *syncBuffer) {
+	send := func(t *testing.T, extra map[string]string) (peer.Result, *syncBuffer) {
 		c, err := ParseConfig(saslProps(t, extra))
 		if err != nil {
 			t.Fatal(err)
 		}
 		logs := &syncBuffer{}
-		results := make(chan PeerResult, 1)
-		p := NewPeers("raft-client-2", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.New(logs))
+		results := make(chan peer.Result, 1)
+		p := peer.New("raft-client-2", 5*time.Second, func(r peer.Result) { results <- r }, zerolog.New(logs))
 		defer p.Close()
-		p.UseSASL(c.SASL["CONTROLLER"].Client)
+		usePeerSecurity(t, p, c)
 		p.SetAddress(1, addr)
 		v := kmsg.NewPtrVoteRequest()
 		v.SetVersion(1)

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
 )
@@ -315,8 +316,8 @@ func TestDescribeClusterEndpointTypes(t *testing.T) {
 
 func TestPeersNegotiateAndDowngrade(t *testing.T) {
 	_, addr, _ := startServer(t)
-	results := make(chan PeerResult, 4)
-	p := NewPeers("raft-client-9", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.Nop())
+	results := make(chan peer.Result, 4)
+	p := peer.New("raft-client-9", 5*time.Second, func(r peer.Result) { results <- r }, zerolog.Nop())
 	defer p.Close()
 	p.SetAddress(1, addr)
 	dq := kmsg.NewPtrDescribeQuorumRequest()

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/internal/testpki"
+	"github.com/kraftd/kraftd/peer"
 )
 
 func loadProps(props map[string]string) (*Config, error) {
@@ -157,16 +158,16 @@ func TestTLSSettingsListenerOverridesAndVersions(t *testing.T) {
 func TestPeersOverMutualTLS(t *testing.T) {
 	k := newPKI(t)
 	_, addr, b, _ := startTLSServer(t, sslProps(t, k, map[string]string{"ssl.client.auth": "required"}))
-	dial := func(t *testing.T, extra map[string]string) (PeerResult, *syncBuffer) {
+	dial := func(t *testing.T, extra map[string]string) (peer.Result, *syncBuffer) {
 		c, err := loadProps(sslProps(t, k, extra))
 		if err != nil {
 			t.Fatal(err)
 		}
 		logs := &syncBuffer{}
-		results := make(chan PeerResult, 1)
-		p := NewPeers("raft-client-2", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.New(logs))
+		results := make(chan peer.Result, 1)
+		p := peer.New("raft-client-2", 5*time.Second, func(r peer.Result) { results <- r }, zerolog.New(logs))
 		defer p.Close()
-		p.UseTLS(c.tlsMaterial["CONTROLLER"])
+		usePeerSecurity(t, p, c)
 		p.SetAddress(1, addr)
 		v := kmsg.NewPtrVoteRequest()
 		v.SetVersion(1)

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/kraftd/kraftd/embed"
 	"github.com/kraftd/kraftd/format"
 	"github.com/kraftd/kraftd/server"
 )
@@ -65,7 +66,7 @@ func refuseExistingCluster(cfg *server.Config, clusterID string, voters []format
 		fmt.Fprintf(os.Stderr, "kraftd: not asking %s whether a cluster runs there: %v\n", strings.Join(addrs, ", "), err)
 		return nil
 	}
-	answers, err := server.ProbeClusters(cfg, addrs, probeTimeout)
+	answers, err := embed.ProbeClusters(cfg, addrs, probeTimeout)
 	if err != nil {
 		return err
 	}

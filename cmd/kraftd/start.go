@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kraftd/kraftd/embed"
 	"github.com/kraftd/kraftd/metrics"
 	snode "github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/server"
@@ -48,8 +49,8 @@ func runStart(c *cli.Context) error {
 	if err := cfg.LoadTLS(log); err != nil {
 		return cli.Exit(fmt.Sprintf("%s: %v", c.String("config"), err), 2)
 	}
-	overrides := server.DiskOverrides{TruncateCorruptLog: c.Bool("truncate-corrupt-log"), AcceptLostLog: c.Bool("accept-lost-log")}
-	disk, err := server.OpenDiskWith(storage.OSFS{}, cfg, overrides, log)
+	overrides := embed.DiskOverrides{TruncateCorruptLog: c.Bool("truncate-corrupt-log"), AcceptLostLog: c.Bool("accept-lost-log")}
+	disk, err := embed.OpenDiskWith(storage.OSFS{}, cfg, overrides, log)
 	if errors.Is(err, storage.ErrLocked) {
 		return cli.Exit(fmt.Sprintf("%s: metadata.log.dir: %v", c.String("config"), err), 2)
 	}
@@ -60,7 +61,7 @@ func runStart(c *cli.Context) error {
 	if cfg.Ops.MetricsAddr != "" {
 		meter = metrics.New()
 	}
-	node, err := server.NewMeteredNode(cfg, disk, nodeMeter(meter), log)
+	node, err := embed.NewMeteredNode(cfg, disk, nodeMeter(meter), log)
 	if err != nil {
 		disk.Close()
 		return configExit(c.String("config"), err)

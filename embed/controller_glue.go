@@ -1,4 +1,4 @@
-package server
+package embed
 
 // Glue between the node (quorum loop) and the controller's operations: the
 // Log the controller proposes through, the clock that drives the

@@ -1,4 +1,4 @@
-package server
+package embed
 
 import (
 	"errors"
@@ -8,7 +8,14 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/peer"
+	"github.com/kraftd/kraftd/server"
 )
+
+// describeControllers is DescribeCluster's EndpointType for the
+// controller endpoints (KIP-919).
+const describeControllers int8 = 2
 
 // ProbeAnswer is what one controller address said to ProbeClusters.
 type ProbeAnswer struct {
@@ -26,31 +33,27 @@ type ProbeAnswer struct {
 // address nothing answers at, or that does not finish in time, is left
 // out. format uses it so as not to bootstrap a second quorum where one
 // already runs. The stores of an SSL listener must be loaded (LoadTLS).
-func ProbeClusters(cfg *Config, addrs []string, timeout time.Duration) ([]ProbeAnswer, error) {
-	results := make(chan PeerResult, len(addrs))
-	peers := NewPeers("kraftd-format", timeout, func(r PeerResult) { results <- r }, zerolog.Nop())
+func ProbeClusters(cfg *server.Config, addrs []string, timeout time.Duration) ([]ProbeAnswer, error) {
+	handshake, mechanism, err := cfg.PeerSecurity()
+	if err != nil {
+		return nil, err
+	}
+	results := make(chan peer.Result, len(addrs))
+	peers := peer.New("kraftd-format", timeout, func(r peer.Result) { results <- r }, zerolog.Nop())
 	// Close waits for dials still under way; the caller need not.
 	defer func() { go peers.Close() }()
-	listener := cfg.ControllerListenerName[0]
-	if m, isTLS, err := cfg.listenerTLS(listener); err != nil {
-		return nil, err
-	} else if isTLS {
-		peers.UseTLS(m)
-	}
-	if s := cfg.SASL[listener]; s != nil && s.Client != nil {
-		peers.UseSASL(s.Client)
-	}
+	peers.UseSecurity(handshake, mechanism)
 	for i, addr := range addrs {
 		peers.SetAddress(int32(i), addr)
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.SetVersion(1)
-		req.EndpointType = endpointTypeController
+		req.EndpointType = describeControllers
 		peers.Send(int32(i), 0, req)
 	}
 	var out []ProbeAnswer
 	deadline := time.After(timeout)
 	for range addrs {
-		var r PeerResult
+		var r peer.Result
 		select {
 		case r = <-results:
 		case <-deadline:
@@ -65,15 +68,15 @@ func ProbeClusters(cfg *Config, addrs []string, timeout time.Duration) ([]ProbeA
 
 // probeAnswer reads one result: answered is false when nothing answered
 // (no connection, or none that got past ApiVersions).
-func probeAnswer(addr string, r PeerResult) (a ProbeAnswer, answered bool) {
+func probeAnswer(addr string, r peer.Result) (a ProbeAnswer, answered bool) {
 	a.Addr = addr
 	switch {
 	case r.Err != nil:
-		// Only ErrPeerUnsupported comes after ApiVersions answered: a
+		// Only peer.ErrUnsupported comes after ApiVersions answered: a
 		// Kafka node listens there, but it does not serve DescribeCluster
 		// v1 (an Apache release before 3.7).
 		a.Err = r.Err
-		return a, errors.Is(r.Err, ErrPeerUnsupported)
+		return a, errors.Is(r.Err, peer.ErrUnsupported)
 	default:
 		resp := r.Response.(*kmsg.DescribeClusterResponse)
 		if resp.ErrorCode != 0 {

@@ -1,9 +1,10 @@
-package server
+package embed
 
 import (
 	"time"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/peer"
 )
 
 // The node's published state, for metrics and readiness (the
@@ -27,4 +28,4 @@ func (n *Node) HeartbeatAges() map[int32]time.Duration { return n.ctl.HeartbeatA
 func (n *Node) TimedOutHeartbeats() int64 { return n.timedOutHeartbeats.Load() }
 
 // PeerTraffic is the raft client's traffic with each peer.
-func (n *Node) PeerTraffic() map[int32]PeerTraffic { return n.peers.Traffic() }
+func (n *Node) PeerTraffic() map[int32]peer.Traffic { return n.peers.Traffic() }

@@ -1,4 +1,4 @@
-package server
+package peer
 
 import (
 	"slices"
@@ -22,9 +22,9 @@ const (
 	mismatchLogEvery = time.Minute
 )
 
-// PeerClusterMismatch is a peer seen, within the last 30 s, with a
+// ClusterMismatch is a peer seen, within the last 30 s, with a
 // cluster id other than this node's.
-type PeerClusterMismatch struct {
+type ClusterMismatch struct {
 	// Peer is the peer's node id; negative for a bootstrap server, which
 	// is asked before its id is known.
 	Peer int32
@@ -41,12 +41,12 @@ type PeerClusterMismatch struct {
 	AgeMs int64
 }
 
-// peerClusters remembers the peers seen with another cluster id, in either
+// Clusters remembers the peers seen with another cluster id, in either
 // direction, and logs each at error level (rate-limited per peer and
 // direction). Apache 4.4.0's asked controller answers them
 // INCONSISTENT_CLUSTER_ID and logs nothing, and the asking one logs an
 // error at every answer, about 20 a second.
-type peerClusters struct {
+type Clusters struct {
 	own string
 	log zerolog.Logger
 	now func() time.Time
@@ -65,12 +65,12 @@ type peerSeen struct {
 	at, logged      time.Time
 }
 
-func newPeerClusters(own string, log zerolog.Logger) *peerClusters {
-	return &peerClusters{own: own, log: log, now: time.Now, seen: map[peerDirection]*peerSeen{}}
+func NewClusters(own string, log zerolog.Logger) *Clusters {
+	return &Clusters{own: own, log: log, now: time.Now, seen: map[peerDirection]*peerSeen{}}
 }
 
-// noteRequest checks the cluster id of a raft request this node serves.
-func (p *peerClusters) noteRequest(body kmsg.Request, remote string) {
+// NoteRequest checks the cluster id of a raft request this node serves.
+func (p *Clusters) NoteRequest(body kmsg.Request, remote string) {
 	id, from := raftRequestCluster(body)
 	if id == nil || *id == p.own {
 		return
@@ -83,8 +83,8 @@ func (p *peerClusters) noteRequest(body kmsg.Request, remote string) {
 	}
 }
 
-// noteResponse checks a peer's answer to this node's raft request.
-func (p *peerClusters) noteResponse(peer int32, addr string, resp kmsg.Response) {
+// NoteResponse checks a peer's answer to this node's raft request.
+func (p *Clusters) NoteResponse(peer int32, addr string, resp kmsg.Response) {
 	if raftResponseError(resp) != errInconsistentClusterID {
 		return
 	}
@@ -97,7 +97,7 @@ func (p *peerClusters) noteResponse(peer int32, addr string, resp kmsg.Response)
 }
 
 // note records a sighting and reports whether to log it.
-func (p *peerClusters) note(key peerDirection, addr, clusterID string) bool {
+func (p *Clusters) note(key peerDirection, addr, clusterID string) bool {
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -115,17 +115,17 @@ func (p *peerClusters) note(key peerDirection, addr, clusterID string) bool {
 }
 
 // mismatches lists the sightings of the last mismatchWindow, by peer.
-func (p *peerClusters) mismatches() []PeerClusterMismatch {
+func (p *Clusters) Mismatches() []ClusterMismatch {
 	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []PeerClusterMismatch
+	var out []ClusterMismatch
 	for key, s := range p.seen {
 		if age := now.Sub(s.at); age <= mismatchWindow {
-			out = append(out, PeerClusterMismatch{Peer: key.peer, Addr: s.addr, ClusterID: s.clusterID, Refused: key.refused, AgeMs: age.Milliseconds()})
+			out = append(out, ClusterMismatch{Peer: key.peer, Addr: s.addr, ClusterID: s.clusterID, Refused: key.refused, AgeMs: age.Milliseconds()})
 		}
 	}
-	slices.SortFunc(out, func(a, b PeerClusterMismatch) int { return int(a.Peer - b.Peer) })
+	slices.SortFunc(out, func(a, b ClusterMismatch) int { return int(a.Peer - b.Peer) })
 	return out
 }
 

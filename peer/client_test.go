@@ -1,4 +1,4 @@
-package server
+package peer
 
 import (
 	"errors"
@@ -33,8 +33,8 @@ func TestPeersFailStaleRequestsAtOnce(t *testing.T) {
 			defer c.Close() // held open, never answered
 		}
 	}()
-	results := make(chan PeerResult, 16)
-	p := NewPeers("test", 200*time.Millisecond, func(r PeerResult) { results <- r }, zerolog.Nop())
+	results := make(chan Result, 16)
+	p := New("test", 200*time.Millisecond, func(r Result) { results <- r }, zerolog.Nop())
 	defer p.Close()
 	p.SetAddress(2, l.Addr().String())
 	const n = 5
@@ -47,7 +47,7 @@ func TestPeersFailStaleRequestsAtOnce(t *testing.T) {
 		if r.Err == nil {
 			t.Fatalf("request %d answered by a peer that never answers", r.Tag)
 		}
-		if errors.Is(r.Err, ErrPeerStale) {
+		if errors.Is(r.Err, ErrStale) {
 			stale++
 		}
 	}
@@ -64,8 +64,8 @@ func TestPeersFailStaleRequestsAtOnce(t *testing.T) {
 func TestPeersWordConnectionLossApartFromTimeout(t *testing.T) {
 	send := func(t *testing.T, addr string) error {
 		t.Helper()
-		results := make(chan PeerResult, 1)
-		p := NewPeers("test", 200*time.Millisecond, func(r PeerResult) { results <- r }, zerolog.Nop())
+		results := make(chan Result, 1)
+		p := New("test", 200*time.Millisecond, func(r Result) { results <- r }, zerolog.Nop())
 		defer p.Close()
 		p.SetAddress(2, addr)
 		p.Send(2, 1, kmsg.NewPtrFetchRequest())
@@ -127,11 +127,11 @@ func TestPeersWordConnectionLossApartFromTimeout(t *testing.T) {
 // ApiVersions: ... EOF".
 func TestPeersReconnectToAPeerRestartedOnTheSameAddress(t *testing.T) {
 	first, addr, _ := startServer(t)
-	results := make(chan PeerResult, 1)
-	p := NewPeers("test", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.Nop())
+	results := make(chan Result, 1)
+	p := New("test", 5*time.Second, func(r Result) { results <- r }, zerolog.Nop())
 	defer p.Close()
 	p.SetAddress(2, addr)
-	describe := func(tag uint64) PeerResult {
+	describe := func(tag uint64) Result {
 		dq := kmsg.NewPtrDescribeQuorumRequest()
 		dq.SetVersion(dq.MaxVersion())
 		p.Send(2, tag, dq)

@@ -1,4 +1,4 @@
-package server
+package embed
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/server"
 	"github.com/kraftd/kraftd/storage"
 	"github.com/kraftd/kraftd/storage/uuid"
 )
@@ -27,9 +28,9 @@ import (
 // benchQuorumNode is one kraftd controller of an in-process quorum: the same
 // Disk, Node and Server that `kraftd start` wires together, minus the process.
 type benchQuorumNode struct {
-	cfg    *Config
+	cfg    *server.Config
 	node   *Node
-	srv    *Server
+	srv    *server.Server
 	runErr chan error
 }
 
@@ -67,7 +68,7 @@ func startBenchQuorumWith(tb testing.TB, size int, extra map[string]string) []*b
 			"metadata.log.dir":          filepath.Join(root, fmt.Sprintf("node-%d", id), "metadata"),
 		}
 		maps.Copy(props, extra)
-		cfg, err := ParseConfig(props)
+		cfg, err := server.ParseConfig(props)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func startBenchQuorumWith(tb testing.TB, size int, extra map[string]string) []*b
 			disk.Close()
 			tb.Fatal(err)
 		}
-		srv := New(cfg, node, log)
+		srv := server.New(cfg, node, log)
 		if err := srv.Listen(); err != nil {
 			disk.Close()
 			tb.Fatal(err)
@@ -115,7 +116,7 @@ func reserveLoopbackPorts(tb testing.TB, count int) []int {
 // formatBenchDir writes what `kraftd format` writes for a static quorum:
 // bootstrap.checkpoint with the default feature levels of the latest
 // metadata.version, and meta.properties.
-func formatBenchDir(tb testing.TB, cfg *Config, clusterID string) {
+func formatBenchDir(tb testing.TB, cfg *server.Config, clusterID string) {
 	tb.Helper()
 	fsys := storage.OSFS{}
 	dir := cfg.MetadataLogDir

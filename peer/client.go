@@ -1,4 +1,4 @@
-package server
+package peer
 
 import (
 	"bufio"
@@ -16,19 +16,18 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
-	kraftdsasl "github.com/kraftd/kraftd/security/sasl"
-	kraftdtls "github.com/kraftd/kraftd/security/tls"
 )
 
-// ErrPeerUnsupported means the peer does not serve the request's API at a
+// ErrUnsupported means the peer does not serve the request's API at a
 // version that can carry it (a pre-vote to a peer without Vote v2).
-var ErrPeerUnsupported = errors.New("server: peer does not support this request version")
+var ErrUnsupported = errors.New("peer: peer does not support this request version")
 
-// PeerResult is the outcome of one outbound request.
-type PeerResult struct {
+// Result is the outcome of one outbound request.
+type Result struct {
 	NodeID   int32
 	Tag      uint64 // the caller's id for the request
 	Request  kmsg.Request
@@ -36,22 +35,22 @@ type PeerResult struct {
 	Err      error
 }
 
-// Peers is kraftd's outbound client for peer RPCs. Each peer has one
+// Client is kraftd's outbound client for peer RPCs. Each peer has one
 // connection with one request in flight, as Apache's raft client has; a new
 // connection first negotiates versions with ApiVersions, and requests are
 // sent at the highest version both sides speak.
-type Peers struct {
+type Client struct {
 	log      zerolog.Logger
 	clientID string
 	timeout  time.Duration
-	deliver  func(PeerResult)
-	// tls, when set, is the controller listener's material: peers are
+	deliver  func(Result)
+	// handshake, when set, is the controller listener's TLS: peers are
 	// reached with its security protocol, keystore and truststore, as an
 	// Apache controller reaches them.
-	tls *kraftdtls.Material
+	handshake Handshake
 	// sasl, when set, is how peers are authenticated to on a SASL
 	// controller listener.
-	sasl *kraftdsasl.Client
+	sasl sasl.Mechanism
 	// resolver looks peers' host names up; nil is the system's. Tests
 	// point it at a DNS server of their own.
 	resolver *net.Resolver
@@ -85,20 +84,20 @@ type peerTraffic struct {
 	requests, responses, bytesOut, bytesIn atomic.Int64
 }
 
-// PeerTraffic is a snapshot of the traffic with one peer.
-type PeerTraffic struct {
+// Traffic is a snapshot of the traffic with one peer.
+type Traffic struct {
 	Requests, Responses, BytesOut, BytesIn int64
 }
 
 // Traffic is the traffic with each peer this client has talked to, by node
 // id, since it started.
-func (p *Peers) Traffic() map[int32]PeerTraffic {
+func (p *Client) Traffic() map[int32]Traffic {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[int32]PeerTraffic, len(p.peers))
+	out := make(map[int32]Traffic, len(p.peers))
 	for id, pr := range p.peers {
 		t := &pr.traffic
-		out[id] = PeerTraffic{Requests: t.requests.Load(), Responses: t.responses.Load(), BytesOut: t.bytesOut.Load(), BytesIn: t.bytesIn.Load()}
+		out[id] = Traffic{Requests: t.requests.Load(), Responses: t.responses.Load(), BytesOut: t.bytesOut.Load(), BytesIn: t.bytesIn.Load()}
 	}
 	return out
 }
@@ -109,27 +108,34 @@ type outbound struct {
 	queued time.Time
 }
 
-// ErrPeerStale fails a request that waited in a peer's queue longer than
+// ErrStale fails a request that waited in a peer's queue longer than
 // the request timeout (behind requests to a peer that stopped answering):
 // the quorum core has timed it out and sent a newer one, and sending it
 // late would only delay that one.
-var ErrPeerStale = errors.New("server: request went stale waiting for an unresponsive peer")
+var ErrStale = errors.New("peer: request went stale waiting for an unresponsive peer")
 
-// NewPeers returns a client whose results all go to deliver, which must not
+// New returns a client whose results all go to deliver, which must not
 // block for long.
-func NewPeers(clientID string, timeout time.Duration, deliver func(PeerResult), log zerolog.Logger) *Peers {
-	return &Peers{log: log, clientID: clientID, timeout: timeout, deliver: deliver, peers: map[int32]*peer{}, done: make(chan struct{})}
+func New(clientID string, timeout time.Duration, deliver func(Result), log zerolog.Logger) *Client {
+	return &Client{log: log, clientID: clientID, timeout: timeout, deliver: deliver, peers: map[int32]*peer{}, done: make(chan struct{})}
 }
 
-// UseTLS makes every later connection a TLS one with m's material.
-func (p *Peers) UseTLS(m *kraftdtls.Material) {
+// Handshake runs the client side of TLS over c, a connection just dialed
+// to addr, within timeout. Its error is logged as the reason the peer was
+// not reached.
+type Handshake func(c net.Conn, addr string, timeout time.Duration) (net.Conn, error)
+
+// UseSecurity makes every later connection a TLS one through h, and
+// authenticate with m after ApiVersions, as an Apache controller's raft
+// client does. Either may be nil: no TLS, no SASL.
+func (p *Client) UseSecurity(h Handshake, m sasl.Mechanism) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.tls = m
+	p.handshake, p.sasl = h, m
 }
 
 // SetAddress sets (or changes) where node id is reached.
-func (p *Peers) SetAddress(id int32, addr string) {
+func (p *Client) SetAddress(id int32, addr string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if old, ok := p.peers[id]; ok {
@@ -145,7 +151,7 @@ func (p *Peers) SetAddress(id int32, addr string) {
 }
 
 // Addr is where node id is reached; "" when unknown.
-func (p *Peers) Addr(id int32) string {
+func (p *Client) Addr(id int32) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if pr := p.peers[id]; pr != nil {
@@ -155,7 +161,7 @@ func (p *Peers) Addr(id int32) string {
 }
 
 // MaxVersion returns the highest version of key the peer serves, if known.
-func (p *Peers) MaxVersion(id int32, key int16) (int16, bool) {
+func (p *Client) MaxVersion(id int32, key int16) (int16, bool) {
 	p.mu.Lock()
 	pr := p.peers[id]
 	p.mu.Unlock()
@@ -170,27 +176,27 @@ func (p *Peers) MaxVersion(id int32, key int16) (int16, bool) {
 
 // Send queues req for node id. The result arrives through deliver; a full
 // queue or unknown node fails at once.
-func (p *Peers) Send(id int32, tag uint64, req kmsg.Request) {
+func (p *Client) Send(id int32, tag uint64, req kmsg.Request) {
 	p.mu.Lock()
 	pr := p.peers[id]
 	var err error
 	if pr == nil {
-		err = fmt.Errorf("server: no address for node %d", id)
+		err = fmt.Errorf("peer: no address for node %d", id)
 	} else {
 		select {
 		case pr.queue <- outbound{tag: tag, req: req, queued: time.Now()}:
 		default:
-			err = fmt.Errorf("server: send queue to node %d is full", id)
+			err = fmt.Errorf("peer: send queue to node %d is full", id)
 		}
 	}
 	p.mu.Unlock()
 	if err != nil {
-		p.deliver(PeerResult{NodeID: id, Tag: tag, Request: req, Err: err})
+		p.deliver(Result{NodeID: id, Tag: tag, Request: req, Err: err})
 	}
 }
 
 // Close stops every peer connection and waits for them.
-func (p *Peers) Close() {
+func (p *Client) Close() {
 	p.mu.Lock()
 	select {
 	case <-p.done:
@@ -205,7 +211,7 @@ func (p *Peers) Close() {
 	p.wg.Wait()
 }
 
-func (p *Peers) run(pr *peer) {
+func (p *Client) run(pr *peer) {
 	defer p.wg.Done()
 	var conn *peerConn
 	defer func() {
@@ -216,7 +222,7 @@ func (p *Peers) run(pr *peer) {
 	for out := range pr.queue {
 		pr.busy.Store(1)
 		if time.Since(out.queued) > p.timeout {
-			p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: ErrPeerStale})
+			p.deliver(Result{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: ErrStale})
 			pr.busy.Store(0)
 			continue
 		}
@@ -232,7 +238,7 @@ func (p *Peers) run(pr *peer) {
 		if conn == nil {
 			c, err := p.connect(pr)
 			if err != nil {
-				p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: peerError(err)})
+				p.deliver(Result{NodeID: pr.id, Tag: out.tag, Request: out.req, Err: peerError(err)})
 				pr.busy.Store(0)
 				continue
 			}
@@ -255,15 +261,15 @@ func (p *Peers) run(pr *peer) {
 				resp, err = p.roundTrip(pr, conn, out.req)
 			}
 		}
-		if err != nil && conn != nil && !errors.Is(err, ErrPeerUnsupported) {
+		if err != nil && conn != nil && !errors.Is(err, ErrUnsupported) {
 			// The connection is in an unknown state: start afresh next time.
 			conn.Close()
 			conn = nil
 		}
-		if err != nil && !errors.Is(err, ErrPeerUnsupported) {
+		if err != nil && !errors.Is(err, ErrUnsupported) {
 			err = peerError(err)
 		}
-		p.deliver(PeerResult{NodeID: pr.id, Tag: out.tag, Request: out.req, Response: resp, Err: err})
+		p.deliver(Result{NodeID: pr.id, Tag: out.tag, Request: out.req, Response: resp, Err: err})
 		pr.busy.Store(0)
 	}
 }
@@ -319,7 +325,7 @@ func (c *peerConn) setSessionLifetime(now time.Time, lifetime time.Duration) {
 	}
 }
 
-func (p *Peers) connect(pr *peer) (*peerConn, error) {
+func (p *Client) connect(pr *peer) (*peerConn, error) {
 	c, err := p.dial(pr)
 	if err != nil {
 		return nil, err
@@ -334,12 +340,12 @@ func (p *Peers) connect(pr *peer) (*peerConn, error) {
 	resp, err := p.exchange(conn, req)
 	if err != nil {
 		c.Close()
-		return nil, fmt.Errorf("server: ApiVersions with node %d: %w", pr.id, err)
+		return nil, fmt.Errorf("peer: ApiVersions with node %d: %w", pr.id, err)
 	}
 	av := resp.(*kmsg.ApiVersionsResponse)
 	if av.ErrorCode != 0 && av.ErrorCode != kerr.UnsupportedVersion.Code {
 		c.Close()
-		return nil, fmt.Errorf("server: ApiVersions with node %d: %w", pr.id, kerr.ErrorForCode(av.ErrorCode))
+		return nil, fmt.Errorf("peer: ApiVersions with node %d: %w", pr.id, kerr.ErrorForCode(av.ErrorCode))
 	}
 	versions := map[int16]protocol.VersionRange{}
 	for _, k := range av.ApiKeys {
@@ -358,21 +364,21 @@ func (p *Peers) connect(pr *peer) (*peerConn, error) {
 // secure runs the TLS handshake with the peer when the controller
 // listener is SSL; a failure closes the connection and is logged once per
 // distinct reason (wrong CA, expired certificate, host name mismatch).
-func (p *Peers) secure(pr *peer, c net.Conn) (net.Conn, error) {
+func (p *Client) secure(pr *peer, c net.Conn) (net.Conn, error) {
 	p.mu.Lock()
-	m := p.tls
+	h := p.handshake
 	p.mu.Unlock()
-	if m == nil {
+	if h == nil {
 		return c, nil
 	}
-	tc, err := kraftdtls.Dial(c, m.ClientConfig(pr.addr), p.timeout)
+	tc, err := h(c, pr.addr, p.timeout)
 	if err != nil {
 		c.Close()
 		if msg := err.Error(); msg != pr.lastTLSFailure {
 			pr.lastTLSFailure = msg
 			p.log.Warn().Int32("peer", pr.id).Str("addr", pr.addr).Str("reason", msg).Msg("TLS handshake with peer failed; closing connection")
 		}
-		return nil, fmt.Errorf("server: node %d: %w", pr.id, err)
+		return nil, fmt.Errorf("peer: node %d: %w", pr.id, err)
 	}
 	pr.lastTLSFailure = ""
 	return tc, nil
@@ -380,16 +386,16 @@ func (p *Peers) secure(pr *peer, c net.Conn) (net.Conn, error) {
 
 // roundTrip sends req at the highest version both sides serve, not above the
 // version the caller set.
-func (p *Peers) roundTrip(pr *peer, conn *peerConn, req kmsg.Request) (kmsg.Response, error) {
+func (p *Client) roundTrip(pr *peer, conn *peerConn, req kmsg.Request) (kmsg.Response, error) {
 	pr.vmu.Lock()
 	r, ok := pr.versions[req.Key()]
 	pr.vmu.Unlock()
 	if !ok || r.Min > req.GetVersion() {
-		return nil, fmt.Errorf("%w: node %d does not serve %s", ErrPeerUnsupported, pr.id, kmsg.NameForKey(req.Key()))
+		return nil, fmt.Errorf("%w: node %d does not serve %s", ErrUnsupported, pr.id, kmsg.NameForKey(req.Key()))
 	}
 	if r.Max < req.GetVersion() {
 		if v, isVote := req.(*kmsg.VoteRequest); isVote && r.Max < 2 && isPreVote(v) {
-			return nil, fmt.Errorf("%w: node %d has no pre-vote (Vote v%d)", ErrPeerUnsupported, pr.id, r.Max)
+			return nil, fmt.Errorf("%w: node %d has no pre-vote (Vote v%d)", ErrUnsupported, pr.id, r.Max)
 		}
 		req.SetVersion(r.Max)
 	}
@@ -407,7 +413,7 @@ func isPreVote(v *kmsg.VoteRequest) bool {
 	return false
 }
 
-func (p *Peers) exchange(conn *peerConn, req kmsg.Request) (kmsg.Response, error) {
+func (p *Client) exchange(conn *peerConn, req kmsg.Request) (kmsg.Response, error) {
 	conn.corr++
 	payload := req.AppendTo(protocol.AppendRequestHeader(nil, req, conn.corr, p.clientID))
 	deadline := time.Now().Add(p.timeout)
@@ -437,13 +443,13 @@ func (p *Peers) exchange(conn *peerConn, req kmsg.Request) (kmsg.Response, error
 		return nil, err
 	}
 	if corr != conn.corr {
-		return nil, fmt.Errorf("server: response correlation id %d, want %d", corr, conn.corr)
+		return nil, fmt.Errorf("peer: response correlation id %d, want %d", corr, conn.corr)
 	}
 	return resp, nil
 }
 
 // Pending is the number of requests queued or in flight to all peers.
-func (p *Peers) Pending() int {
+func (p *Client) Pending() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
@@ -453,17 +459,9 @@ func (p *Peers) Pending() int {
 	return n
 }
 
-// UseSASL makes every later connection authenticate with c after
-// ApiVersions, as an Apache controller's raft client does.
-func (p *Peers) UseSASL(c *kraftdsasl.Client) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sasl = c
-}
-
 // login authenticates conn to peer pr with SaslHandshake v1 and
 // SaslAuthenticate; a failure is logged once per distinct reason.
-func (p *Peers) login(pr *peer, conn *peerConn) error {
+func (p *Client) login(pr *peer, conn *peerConn) error {
 	p.mu.Lock()
 	c := p.sasl
 	p.mu.Unlock()
@@ -475,35 +473,31 @@ func (p *Peers) login(pr *peer, conn *peerConn) error {
 	if err != nil {
 		if msg := err.Error(); msg != pr.lastSASLFailure {
 			pr.lastSASLFailure = msg
-			p.log.Warn().Int32("peer", pr.id).Str("addr", pr.addr).Str("mechanism", c.Mechanism).Str("reason", msg).
+			p.log.Warn().Int32("peer", pr.id).Str("addr", pr.addr).Str("mechanism", c.Name()).Str("reason", msg).
 				Msg("SASL authentication with peer failed; closing connection")
 		}
-		return fmt.Errorf("server: SASL with node %d: %w", pr.id, err)
+		return fmt.Errorf("peer: SASL with node %d: %w", pr.id, err)
 	}
 	pr.lastSASLFailure = ""
 	conn.setSessionLifetime(time.Now(), lifetime)
 	if again {
-		p.log.Info().Int32("peer", pr.id).Str("mechanism", c.Mechanism).Dur("session_lifetime_ms", lifetime).Msg("re-authenticated with peer")
+		p.log.Info().Int32("peer", pr.id).Str("mechanism", c.Name()).Dur("session_lifetime_ms", lifetime).Msg("re-authenticated with peer")
 	}
 	return nil
 }
 
 // saslExchange authenticates conn and returns the session lifetime the
 // peer granted (SaslAuthenticate's SessionLifetimeMs; 0 for none).
-func (p *Peers) saslExchange(pr *peer, conn *peerConn, c *kraftdsasl.Client) (time.Duration, error) {
-	m, err := kraftdsasl.ClientMechanism(c)
-	if err != nil {
-		return 0, err
-	}
+func (p *Client) saslExchange(pr *peer, conn *peerConn, m sasl.Mechanism) (time.Duration, error) {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
-	hs.Mechanism = c.Mechanism
+	hs.Mechanism = m.Name()
 	resp, err := p.roundTrip(pr, conn, hs)
 	if err != nil {
 		return 0, err
 	}
 	if code := resp.(*kmsg.SASLHandshakeResponse).ErrorCode; code != 0 {
-		return 0, fmt.Errorf("the peer refused mechanism %s (%v; it enables %v)", c.Mechanism, kerr.ErrorForCode(code), resp.(*kmsg.SASLHandshakeResponse).SupportedMechanisms)
+		return 0, fmt.Errorf("the peer refused mechanism %s (%v; it enables %v)", m.Name(), kerr.ErrorForCode(code), resp.(*kmsg.SASLHandshakeResponse).SupportedMechanisms)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
 	defer cancel()

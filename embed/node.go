@@ -1,4 +1,4 @@
-package server
+package embed
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/node"
+	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/quorum"
+	"github.com/kraftd/kraftd/server"
 	"github.com/kraftd/kraftd/storage"
 )
 
@@ -35,7 +37,7 @@ type Disk = node.Disk
 
 // OpenDisk locks and opens cfg's metadata.log.dir, once CheckLogDirs found
 // every log directory of this node and cluster.
-func OpenDisk(fsys storage.FS, cfg *Config, log zerolog.Logger) (*Disk, error) {
+func OpenDisk(fsys storage.FS, cfg *server.Config, log zerolog.Logger) (*Disk, error) {
 	return OpenDiskWith(fsys, cfg, DiskOverrides{}, log)
 }
 
@@ -48,8 +50,8 @@ type DiskOverrides struct {
 }
 
 // OpenDiskWith is OpenDisk with overrides.
-func OpenDiskWith(fsys storage.FS, cfg *Config, o DiskOverrides, log zerolog.Logger) (*Disk, error) {
-	if err := CheckLogDirs(fsys, cfg, ""); err != nil {
+func OpenDiskWith(fsys storage.FS, cfg *server.Config, o DiskOverrides, log zerolog.Logger) (*Disk, error) {
+	if err := server.CheckLogDirs(fsys, cfg, ""); err != nil {
 		return nil, err
 	}
 	d, err := node.OpenDisk(fsys, node.DiskConfig{Dir: cfg.MetadataLogDir, NodeID: cfg.NodeID, SegmentBytes: cfg.SegmentBytes,
@@ -60,7 +62,7 @@ func OpenDiskWith(fsys storage.FS, cfg *Config, o DiskOverrides, log zerolog.Log
 func asConfigError(err error) error {
 	var se *node.SettingError
 	if errors.As(err, &se) {
-		return &ConfigError{Key: se.Key, Err: se.Err}
+		return &server.ConfigError{Key: se.Key, Err: se.Err}
 	}
 	return err
 }
@@ -70,53 +72,49 @@ func asConfigError(err error) error {
 // and the controller its committed records are replayed into. It implements
 // Backend for the request handlers.
 type Node struct {
-	cfg    *Config
+	cfg    *server.Config
 	log    zerolog.Logger
 	disk   *Disk
 	runner *node.Runner
-	peers  *Peers
+	peers  *peer.Client
 	ctl    *controller.Controller
 	stop   chan struct{}
 	// timedOutHeartbeats counts brokers fenced for an expired session.
 	timedOutHeartbeats atomic.Int64
 	// clusters remembers peers seen with another cluster id.
-	clusters *peerClusters
+	clusters *peer.Clusters
 }
 
 // NewNode builds the node's parts over an opened disk. Nothing runs until
 // Run.
-func NewNode(cfg *Config, disk *Disk, log zerolog.Logger) (*Node, error) {
+func NewNode(cfg *server.Config, disk *Disk, log zerolog.Logger) (*Node, error) {
 	return NewMeteredNode(cfg, disk, nil, log)
 }
 
 // NewMeteredNode is NewNode whose runtime tells meter what it measures
 // (nil: nothing is measured).
-func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logger) (*Node, error) {
+func NewMeteredNode(cfg *server.Config, disk *Disk, meter node.Meter, log zerolog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, disk: disk, ctl: controller.New(cfg.NodeID, disk.Bootstrap), stop: make(chan struct{}),
-		clusters: newPeerClusters(disk.Meta.ClusterID, log)}
+		clusters: peer.NewClusters(disk.Meta.ClusterID, log)}
 	n.ctl.UseStaticConfig(cfg.Static)
-	n.peers = NewPeers(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
-	if m, isTLS, err := cfg.listenerTLS(cfg.ControllerListenerName[0]); err != nil {
+	n.peers = peer.New(fmt.Sprintf("raft-client-%d", cfg.NodeID), time.Duration(cfg.RequestTimeoutMs)*time.Millisecond, n.deliverPeerResult, log)
+	handshake, mechanism, err := cfg.PeerSecurity()
+	if err != nil {
 		return nil, err
-	} else if isTLS {
-		n.peers.UseTLS(m)
 	}
-	if s := cfg.SASL[cfg.ControllerListenerName[0]]; s != nil && s.Client != nil {
-		n.peers.UseSASL(s.Client)
-	}
+	n.peers.UseSecurity(handshake, mechanism)
 	var own []quorum.Endpoint
 	for _, e := range cfg.ControllerEndpoints() {
 		own = append(own, quorum.Endpoint{Name: e.Name, Host: e.Host, Port: e.Port})
 	}
 	var bootstrap []quorum.Endpoint
 	for _, s := range cfg.BootstrapServers {
-		host, port, err := splitHostPort(s)
+		host, port, err := server.SplitHostPort(s)
 		if err != nil {
-			return nil, &ConfigError{Key: "controller.quorum.bootstrap.servers", Err: err}
+			return nil, &server.ConfigError{Key: "controller.quorum.bootstrap.servers", Err: err}
 		}
 		bootstrap = append(bootstrap, quorum.Endpoint{Host: host, Port: port})
 	}
-	var err error
 	n.runner, err = node.NewRunner(node.Config{
 		NodeID:               cfg.NodeID,
 		Voters:               cfg.StaticVoters(),
@@ -134,7 +132,7 @@ func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logge
 		Snapshots: node.SnapshotPolicy{MaxBytes: cfg.SnapshotBytes, IntervalMs: cfg.SnapshotIntervalMs,
 			RetentionBytes: cfg.MaxRetentionBytes, RetentionMs: cfg.MaxRetentionMs, Gzip: cfg.SnapshotGzip},
 		Meter: meter,
-	}, disk, n.ctl, peerBook{Peers: n.peers, listener: cfg.ControllerListenerName[0]}, log)
+	}, disk, n.ctl, peerBook{Client: n.peers, listener: cfg.ControllerListenerName[0]}, log)
 	if err != nil {
 		return nil, asConfigError(err)
 	}
@@ -143,7 +141,7 @@ func NewMeteredNode(cfg *Config, disk *Disk, meter node.Meter, log zerolog.Logge
 }
 
 // deliverPeerResult is called by the peer client's goroutines.
-func (n *Node) deliverPeerResult(r PeerResult) {
+func (n *Node) deliverPeerResult(r peer.Result) {
 	if r.Err != nil {
 		n.log.Debug().Err(r.Err).Int32("peer", r.NodeID).Str("api", kmsg.NameForKey(r.Request.Key())).Msg("peer request failed")
 	} else if e := n.log.Trace(); e.Enabled() {
@@ -153,7 +151,7 @@ func (n *Node) deliverPeerResult(r PeerResult) {
 	if r.Err != nil {
 		m.Response, m.Err = nil, r.Err
 	} else {
-		n.clusters.noteResponse(r.NodeID, n.peers.Addr(r.NodeID), r.Response)
+		n.clusters.NoteResponse(r.NodeID, n.peers.Addr(r.NodeID), r.Response)
 	}
 	n.runner.DeliverPeer(m)
 }
@@ -210,12 +208,12 @@ func (n *Node) Propose(ctx context.Context, records []metadata.Record) (int64, e
 }
 
 // Raft implements Backend.
-func (n *Node) Raft(ctx context.Context, r *Request) (kmsg.Response, error) {
+func (n *Node) Raft(ctx context.Context, r *server.Request) (kmsg.Response, error) {
 	remote := ""
 	if r.Remote != nil {
 		remote = r.Remote.String()
 	}
-	n.clusters.noteRequest(r.Body, remote)
+	n.clusters.NoteRequest(r.Body, remote)
 	return n.runner.Raft(ctx, r.Body)
 }
 
@@ -225,7 +223,7 @@ func (n *Node) UnresolvedPeers() map[int32]string { return n.peers.Unresolved() 
 
 // PeerClusterMismatches lists the peers seen in the last 30 s with
 // another cluster id than this node's, in either direction.
-func (n *Node) PeerClusterMismatches() []PeerClusterMismatch { return n.clusters.mismatches() }
+func (n *Node) PeerClusterMismatches() []peer.ClusterMismatch { return n.clusters.Mismatches() }
 
 // ClusterID implements Backend.
 func (n *Node) ClusterID() string { return n.disk.Meta.ClusterID }
@@ -284,7 +282,7 @@ func sortBrokers(b []kmsg.DescribeClusterResponseBroker) []kmsg.DescribeClusterR
 // where each voter of the current voter set listens, on the controller
 // listener, as the set changes.
 type peerBook struct {
-	*Peers
+	*peer.Client
 	listener string
 }
 

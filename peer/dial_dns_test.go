@@ -1,4 +1,4 @@
-package server
+package peer
 
 import (
 	"context"
@@ -116,14 +116,14 @@ func TestPeersResolveNamesAtEveryDial(t *testing.T) {
 	dns := startDNS(t)
 	first, firstAddr, _ := startServer(t)
 	_, port, _ := net.SplitHostPort(firstAddr)
-	results := make(chan PeerResult, 4)
-	p := NewPeers("test", 5*time.Second, func(r PeerResult) { results <- r }, zerolog.New(zerolog.NewTestWriter(t)))
+	results := make(chan Result, 4)
+	p := New("test", 5*time.Second, func(r Result) { results <- r }, zerolog.New(zerolog.NewTestWriter(t)))
 	p.resolver = dns.resolver()
 	defer p.Close()
 	const named, other = 2, 3
 	p.SetAddress(named, net.JoinHostPort("controller-2.kraftd.test", port))
 	p.SetAddress(other, firstAddr)
-	ask := func(id int32) PeerResult {
+	ask := func(id int32) Result {
 		dq := kmsg.NewPtrDescribeQuorumRequest()
 		dq.SetVersion(dq.MaxVersion())
 		p.Send(id, 0, dq)

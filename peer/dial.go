@@ -1,4 +1,4 @@
-package server
+package peer
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ type peerLookup struct {
 // and is logged once per distinct reason; the peer's goroutine never
 // waits longer than the dial timeout, so one name that does not resolve
 // holds up no other peer.
-func (p *Peers) dial(pr *peer) (net.Conn, error) {
+func (p *Client) dial(pr *peer) (net.Conn, error) {
 	l := &pr.lookup
 	if l.err != nil && time.Since(l.failedAt) < l.backoff {
 		return nil, l.err
@@ -63,7 +63,7 @@ func (p *Peers) dial(pr *peer) (net.Conn, error) {
 
 // Unresolved lists the peers whose host name did not resolve at the last
 // attempt, with the reason.
-func (p *Peers) Unresolved() map[int32]string {
+func (p *Client) Unresolved() map[int32]string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out map[int32]string
