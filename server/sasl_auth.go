@@ -283,8 +283,7 @@ func (a *saslConn) handshake(h protocol.RequestHeader, req *kmsg.SASLHandshakeRe
 	if err := a.write(h, resp); err != nil {
 		return err
 	}
-	creds, _ := a.s.backend.(sasl.ScramCredentialSource)
-	ex, err := sasl.NewExchange(req.Mechanism, a.settings, creds)
+	ex, err := sasl.NewExchange(req.Mechanism, a.settings, a.s.backend)
 	if err != nil {
 		return err
 	}

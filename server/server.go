@@ -123,6 +123,9 @@ type Backend interface {
 	// that denies may not be replayed yet. Nil when there is nothing to
 	// wait for.
 	CaughtUp() <-chan struct{}
+	// ScramCredentialSource gives SCRAM logins the credentials of the
+	// committed image.
+	sasl.ScramCredentialSource
 }
 
 // New builds a server for cfg.

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/quorum"
@@ -49,6 +50,11 @@ func (b *stillBackend) Controllers(string) []kmsg.DescribeClusterResponseBroker 
 func (b *stillBackend) Controller() *controller.Controller { return nil }
 func (b *stillBackend) Status() quorum.Status              { return quorum.Status{} }
 func (b *stillBackend) CaughtUp() <-chan struct{}          { return nil }
+
+// ScramCredential knows no user: tests of SCRAM use scramBackend.
+func (b *stillBackend) ScramCredential(string, int8) (metadata.UserScramCredentialRecord, bool) {
+	return metadata.UserScramCredentialRecord{}, false
+}
 
 func startServer(t *testing.T) (*Server, string, *stillBackend) {
 	t.Helper()
