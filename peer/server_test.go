@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/server"
 )
@@ -33,6 +34,9 @@ func (answerAll) Controllers(string) []kmsg.DescribeClusterResponseBroker { retu
 func (answerAll) Controller() *controller.Controller                      { return nil }
 func (answerAll) Status() quorum.Status                                   { return quorum.Status{} }
 func (answerAll) CaughtUp() <-chan struct{}                               { return nil }
+func (answerAll) ScramCredential(string, int8) (metadata.UserScramCredentialRecord, bool) {
+	return metadata.UserScramCredentialRecord{}, false
+}
 
 func startServer(t *testing.T) (*server.Server, string, answerAll) {
 	t.Helper()
