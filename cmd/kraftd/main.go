@@ -25,13 +25,14 @@
 // Each command parses its flags and files and calls the package that owns
 // the work: format (bootstrap records, SCRAM credentials, the initial
 // voter set, formatting a directory), storage (directories and their
-// lock), server (the configuration and the node), recovery, kit (cluster)
-// and internal/health (status). What stays here is what only a command
+// lock), server (the configuration), embed (the node, and format's
+// question to other controllers), metrics, recovery, kit (cluster) and
+// internal/health (status). What stays here is what only a command
 // line has: flag rules, the wording of reports and refusals, and exit
 // codes. Two commands keep logic of their own that nothing else runs:
-// format's question to the controllers it would join (format_probe.go)
-// and the metadata shell's read-only replay of a directory
-// (metadata_shell.go).
+// which answers of the controllers format would join refuse it
+// (format_probe.go), and the metadata shell's read-only replay of a
+// directory (metadata_shell.go).
 package main
 
 import (
