@@ -23,13 +23,13 @@ var Anonymous = Principal{Type: "User", Name: "ANONYMOUS"}
 
 func (p Principal) String() string { return p.Type + ":" + p.Name }
 
-// DistinguishedName renders a certificate's subject as Java's
+// distinguishedName renders a certificate's subject as Java's
 // X500Principal.getName() does (RFC 2253): the most specific RDN first,
 // only the keywords RFC 2253 defines, every other attribute as its OID
 // with the DER value in hex. Principal mapping rules are written against
 // this text, so it must be Java's, not Go's pkix.Name.String (which knows
 // other keywords).
-func DistinguishedName(cert *x509.Certificate) (string, error) {
+func distinguishedName(cert *x509.Certificate) (string, error) {
 	var seq []rdnSET
 	if rest, err := asn1.Unmarshal(cert.RawSubject, &seq); err != nil || len(rest) > 0 {
 		return "", fmt.Errorf("certificate subject does not decode: %v", err)
@@ -277,7 +277,7 @@ func PrincipalFor(cert *x509.Certificate, m *PrincipalMapper) (Principal, error)
 	if cert == nil {
 		return Anonymous, nil
 	}
-	dn, err := DistinguishedName(cert)
+	dn, err := distinguishedName(cert)
 	if err != nil {
 		return Principal{}, err
 	}

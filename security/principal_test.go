@@ -96,7 +96,7 @@ func TestDistinguishedNameIsJavaRFC2253(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dn, err := DistinguishedName(leaf.Cert)
+	dn, err := distinguishedName(leaf.Cert)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kraftd/kraftd/node"
 	"github.com/kraftd/kraftd/protocol"
+	kraftdsasl "github.com/kraftd/kraftd/security/sasl"
 )
 
 // Request is one decoded request as a handler sees it.
@@ -51,7 +52,7 @@ const connBuffer = 16 << 10
 func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, principal Principal) {
 	r := bufio.NewReaderSize(c, connBuffer)
 	sasl := s.cfg.SASL[listener]
-	var session *saslSession
+	var session *kraftdsasl.Session
 	if sasl != nil {
 		log := s.log.With().Str("remote", c.RemoteAddr().String()).Str("listener", listener).Logger()
 		var ok bool
@@ -60,7 +61,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn, listener string, pri
 			s.countConnection(listener, ConnSASLFailed)
 			return
 		}
-		principal = session.principal
+		principal = session.Principal
 	}
 	s.countConnection(listener, ConnAccepted)
 	if s.meter != nil {

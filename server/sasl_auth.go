@@ -22,34 +22,20 @@ import (
 // client must not make the node buffer a large request.
 const maxSASLFrame = 512 * 1024
 
-// saslState is where a connection is in authenticating.
-type saslState int
-
-const (
-	saslAwaitHandshake    saslState = iota // ApiVersions or SaslHandshake
-	saslAwaitAuthenticate                  // SaslAuthenticate (handshake v1)
-	saslAwaitRawToken                      // a bare token frame (handshake v0)
-)
-
-// authFailure is why authentication failed, worded for the log; the
-// connection is closed after answer (if any) is sent.
-type authFailure struct{ reason string }
-
-func (f *authFailure) Error() string { return f.reason }
-
 // authenticate runs the SASL exchange of a connection to a SASL listener,
 // one request at a time, before anything else is read: only ApiVersions,
 // SaslHandshake and SaslAuthenticate are served until it succeeds, as in
-// Apache's SaslServerAuthenticator. It returns the session the mechanism
+// Apache's SaslServerAuthenticator (sasl.Conversation decides what each
+// request may do and answers). It returns the session the mechanism
 // proved, or ok false after logging why; then the answer Apache gives a
 // failure is held for connection.failed.authentication.delay.ms and c is
 // closed after it (holdFailure), so the caller must not use c again.
-func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *sasl.Settings, log zerolog.Logger) (*saslSession, bool) {
+func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, settings *sasl.Settings, log zerolog.Logger) (*sasl.Session, bool) {
 	// The whole exchange has the TLS handshake's bound, so a client that
 	// connects and never authenticates does not hold a slot for long.
 	c.SetDeadline(time.Now().Add(s.handshakeTimeout()))
 	defer c.SetDeadline(time.Time{})
-	a := &saslConn{s: s, out: writeTo(c), settings: settings, address: sasl.AddressKey(c.RemoteAddr())}
+	a := s.newSASLConn(writeTo(c), settings, c.RemoteAddr(), nil)
 	session, ok := a.run(ctx, r, nil, log)
 	if !ok {
 		s.holdFailure(c, a.held)
@@ -61,7 +47,7 @@ func (s *Server) authenticate(ctx context.Context, c net.Conn, r *bufio.Reader, 
 // set, is a frame already read (the SaslHandshake that starts a
 // re-authentication). On a failure the answer owed, if any, is left in
 // a.held for the caller to send after the delay.
-func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log zerolog.Logger) (*saslSession, bool) {
+func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log zerolog.Logger) (*sasl.Session, bool) {
 	s := a.s
 	for {
 		frame, err := first, error(nil)
@@ -71,7 +57,7 @@ func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log z
 		first = nil
 		if err != nil {
 			if ctx.Err() == nil && s.logLimit.allow(logKindSASL) {
-				log.Warn().Str("reason", describeSASLReadError(err)).Msgf("SASL %s did not complete; closing connection", a.what())
+				log.Warn().Str("reason", describeSASLReadError(err)).Msgf("SASL %s did not complete; closing connection", a.conv.What())
 			}
 			return nil, false
 		}
@@ -84,14 +70,14 @@ func (a *saslConn) run(ctx context.Context, r *bufio.Reader, first []byte, log z
 				kind = logKindSASLLimit
 			}
 			if s.logLimit.allow(kind) {
-				log.Warn().Str("mechanism", a.mechanism).Str("reason", err.Error()).Msgf("SASL %s failed; closing connection", a.what())
+				log.Warn().Str("mechanism", a.conv.Mechanism()).Str("reason", err.Error()).Msgf("SASL %s failed; closing connection", a.conv.What())
 			}
 			return nil, false
 		}
 		if done {
-			session := a.session()
-			log.Debug().Str("mechanism", a.mechanism).Str("principal", session.principal.String()).
-				Int64("session_lifetime_ms", a.lifetime.Milliseconds()).Msgf("SASL %s succeeded", a.what())
+			session := a.conv.Session(time.Now())
+			log.Debug().Str("mechanism", session.Mechanism).Str("principal", session.Principal.String()).
+				Int64("session_lifetime_ms", a.conv.Lifetime().Milliseconds()).Msgf("SASL %s succeeded", a.conv.What())
 			return session, true
 		}
 	}
@@ -202,46 +188,33 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// saslConn is one connection's authentication (or re-authentication)
-// state.
+// saslConn is one connection's authentication (or re-authentication) on
+// the wire: sasl.Conversation's rules over frames read from and written to
+// the connection.
 type saslConn struct {
 	s *Server
 	// out writes one whole frame to the client, in order after anything
 	// answered before.
-	out      func(frame []byte) error
-	settings *sasl.Settings
-	// address is the client's failure-bucket key (sasl.FailureLimits).
-	address string
+	out  func(frame []byte) error
+	conv *sasl.Conversation
 	// held is the answer to a failed exchange, sent only after the delay.
-	held      []byte
-	state     saslState
-	mechanism string
-	exchange  sasl.Exchange
-	// prev is the session being re-authenticated (KIP-368), nil on a
-	// first authentication; badMechanism, when set, is why the
-	// handshake's mechanism cannot re-authenticate prev.
-	prev         *saslSession
-	badMechanism string
-	// lifetime is the session lifetime granted when the exchange completed
-	// (connections.max.reauth.ms for the mechanism), 0 for none.
-	lifetime time.Duration
+	held []byte
+}
+
+// newSASLConn starts the authentication of a connection from remote, or
+// the re-authentication of prev, within the node's bounds on failures.
+func (s *Server) newSASLConn(out func([]byte) error, settings *sasl.Settings, remote net.Addr, prev *sasl.Session) *saslConn {
+	return &saslConn{s: s, out: out, conv: sasl.NewConversation(settings, s.failures, sasl.AddressKey(remote), prev)}
 }
 
 // serve handles one frame; done reports a completed authentication.
 func (a *saslConn) serve(frame []byte) (done bool, err error) {
-	if a.state == saslAwaitRawToken {
-		answer, done, err := a.step(frame)
+	if a.conv.AwaitsRawToken() {
+		answer, done, err := a.conv.RawToken(frame)
 		if err != nil {
-			// A v0 client has no way to hear why: Apache just closes.
 			return false, err
 		}
-		if err := a.out(protocol.AppendFrame(nil, answer)); err != nil {
-			return false, err
-		}
-		if done {
-			a.lifetime = a.settings.ReauthLifetime(a.mechanism)
-		}
-		return done, nil
+		return done, a.out(protocol.AppendFrame(nil, answer))
 	}
 	req, errResp, err := a.s.decode(frame)
 	if err != nil {
@@ -250,117 +223,59 @@ func (a *saslConn) serve(frame []byte) (done bool, err error) {
 	if errResp != nil {
 		return false, a.out(protocol.AppendResponse(nil, req.Header, errResp))
 	}
+	if err := a.conv.Admit(req.Header.Key); err != nil {
+		return false, err
+	}
 	switch body := req.Body.(type) {
 	case *kmsg.ApiVersionsRequest:
-		if a.state != saslAwaitHandshake {
-			return false, &authFailure{"ApiVersions after SaslHandshake"}
-		}
 		resp, err := a.s.handleApiVersions(req)
 		if err != nil {
 			return false, err
 		}
 		return false, a.write(req.Header, resp)
 	case *kmsg.SASLHandshakeRequest:
-		if a.state != saslAwaitHandshake {
-			return false, &authFailure{"a second SaslHandshake"}
-		}
 		return false, a.handshake(req.Header, body)
 	case *kmsg.SASLAuthenticateRequest:
-		if a.state != saslAwaitAuthenticate {
-			return false, &authFailure{"SaslAuthenticate before SaslHandshake"}
-		}
 		return a.authenticateStep(req.Header, body)
 	}
-	return false, &authFailure{fmt.Sprintf("%s before SASL authentication completed", kmsg.NameForKey(req.Header.Key))}
+	return false, fmt.Errorf("%s is not served during authentication", kmsg.NameForKey(req.Header.Key)) // Admit lets none through
 }
 
 func (a *saslConn) handshake(h protocol.RequestHeader, req *kmsg.SASLHandshakeRequest) error {
-	resp, ok := saslHandshake(req, a.settings.Mechanisms)
+	resp, ok := saslHandshake(req, a.conv.Enabled())
 	if !ok {
 		a.hold(h, resp)
-		return &authFailure{fmt.Sprintf("the client asked for mechanism %q; this listener enables %v", req.Mechanism, a.settings.Mechanisms)}
+		return fmt.Errorf("the client asked for mechanism %q; this listener enables %v", req.Mechanism, a.conv.Enabled())
 	}
 	if err := a.write(h, resp); err != nil {
 		return err
 	}
-	ex, err := sasl.NewExchange(req.Mechanism, a.settings, a.s.backend)
-	if err != nil {
-		return err
-	}
-	a.mechanism, a.exchange = req.Mechanism, ex
-	a.state = saslAwaitAuthenticate
-	if a.prev != nil && req.Mechanism != a.prev.mechanism {
-		// Apache answers the handshake and fails the SaslAuthenticate.
-		a.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'",
-			req.Mechanism, a.prev.mechanism)
-	}
-	if h.Version == 0 {
-		if a.prev != nil {
-			return &authFailure{"SaslHandshake v0 cannot re-authenticate (KIP-368 needs SaslAuthenticate)"}
-		}
-		a.state = saslAwaitRawToken
-	}
-	return nil
+	return a.conv.Start(req.Mechanism, h.Version, a.s.backend)
 }
 
 func (a *saslConn) authenticateStep(h protocol.RequestHeader, req *kmsg.SASLAuthenticateRequest) (bool, error) {
 	resp := req.ResponseKind().(*kmsg.SASLAuthenticateResponse)
-	if a.badMechanism != "" {
-		return false, a.fail(h, resp, a.badMechanism, errors.New(a.badMechanism))
-	}
-	answer, done, err := a.step(req.SASLAuthBytes)
-	var limited *sasl.LimitError
-	if errors.As(err, &limited) {
-		return false, a.fail(h, resp, "Authentication failed: "+limited.Reason, err)
-	}
+	answer, done, msg, err := a.conv.Authenticate(req.SASLAuthBytes)
 	if err != nil {
-		// Apache's answer says only that the credentials were wrong; the
-		// log line has the reason.
-		msg := "Authentication failed during " + a.what() + " due to invalid credentials with SASL mechanism " + a.mechanism
-		return false, a.fail(h, resp, msg, err)
-	}
-	if done && a.prev != nil && a.exchange.User() != a.prev.principal.Name {
-		msg := fmt.Sprintf("Cannot change principals during re-authentication from %s.%s: User.%s",
-			a.prev.principal.Type, a.prev.principal.Name, a.exchange.User())
-		return false, a.fail(h, resp, msg, errors.New(msg))
+		// Held: SASL_AUTHENTICATION_FAILED with the message Apache gives.
+		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
+		resp.ErrorMessage = &msg
+		a.hold(h, resp)
+		return false, err
 	}
 	if done {
-		a.lifetime = a.settings.ReauthLifetime(a.mechanism)
 		// v0 has no field for it; such a client is still closed once the
 		// session ends, as KIP-368 has Apache do.
-		resp.SessionLifetimeMillis = a.lifetime.Milliseconds()
+		resp.SessionLifetimeMillis = a.conv.Lifetime().Milliseconds()
 	}
 	resp.SASLAuthBytes = answer
 	return done, a.write(h, resp)
-}
-
-// fail holds the answer SASL_AUTHENTICATION_FAILED with msg to
-// SaslAuthenticate, and returns reason (for the log).
-func (a *saslConn) fail(h protocol.RequestHeader, resp *kmsg.SASLAuthenticateResponse, msg string, reason error) error {
-	resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
-	resp.ErrorMessage = &msg
-	a.hold(h, resp)
-	return reason
 }
 
 // hold keeps a failure's answer to be sent after the delay.
 func (a *saslConn) hold(h protocol.RequestHeader, resp kmsg.Response) {
 	resp.SetVersion(h.Version)
 	a.held = protocol.AppendResponse(nil, h, resp)
-}
-
-// step passes token to the mechanism within the node's bounds on failed
-// logins (sasl.FailureLimits.Step).
-func (a *saslConn) step(token []byte) ([]byte, bool, error) {
-	return a.s.failures.Step(a.address, a.exchange, token)
-}
-
-// what names the exchange for logs and answers.
-func (a *saslConn) what() string {
-	if a.prev != nil {
-		return "re-authentication"
-	}
-	return "authentication"
 }
 
 func (a *saslConn) write(h protocol.RequestHeader, resp kmsg.Response) error {

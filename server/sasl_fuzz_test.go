@@ -43,7 +43,7 @@ func FuzzSASLStateMachine(f *testing.F) {
 		defer server.Close()
 		go io.Copy(io.Discard, client)
 		defer client.Close()
-		a := &saslConn{s: s, out: writeTo(server), settings: cfg.SASL["CONTROLLER"]}
+		a := s.newSASLConn(writeTo(server), cfg.SASL["CONTROLLER"], server.RemoteAddr(), nil)
 		if done, err := a.serve(first); err == nil && !done {
 			a.serve(second)
 		}

@@ -43,42 +43,17 @@ import (
 // re-authentications of one connection.
 const minReauthInterval = time.Second
 
-// saslSession is what an authenticated connection proved, and until when.
-type saslSession struct {
-	mechanism string
-	principal Principal
-	// expires is the end of the session; zero when it has no lifetime
-	// (connections.max.reauth.ms 0), and then it never re-authenticates.
-	expires time.Time
-	// reauthStarted is when the last re-authentication began.
-	reauthStarted time.Time
-}
-
-// session is the session a completed exchange proved.
-func (a *saslConn) session() *saslSession {
-	s := &saslSession{mechanism: a.mechanism, principal: Principal{Type: "User", Name: a.exchange.User()}}
-	if a.lifetime > 0 {
-		s.expires = time.Now().Add(a.lifetime)
-	}
-	return s
-}
-
-// expired reports whether the session has ended at now.
-func (s *saslSession) expired(now time.Time) bool {
-	return !s.expires.IsZero() && now.After(s.expires)
-}
-
 // checkSession applies the session's rules to frame, the next request read
 // on an authenticated connection: a SaslHandshake that may re-authenticate
 // does so here (handled true; ok false when it failed and the connection
 // must close), and any other request after the session ended closes the
 // connection (handled and not ok). Otherwise the caller serves frame.
-func (s *Server) checkSession(ctx context.Context, c net.Conn, r *bufio.Reader, frame []byte, session *saslSession,
+func (s *Server) checkSession(ctx context.Context, c net.Conn, r *bufio.Reader, frame []byte, session *sasl.Session,
 	listener string, settings *sasl.Settings, resp *responder, log zerolog.Logger) (handled, ok bool) {
 	now := time.Now()
 	isHandshake := len(frame) >= 2 && int16(binary.BigEndian.Uint16(frame)) == saslHandshakeKey
-	if isHandshake && !session.expires.IsZero() && now.Sub(session.reauthStarted) >= minReauthInterval {
-		session.reauthStarted = now
+	if isHandshake && !session.Expires.IsZero() && now.Sub(session.ReauthStarted) >= minReauthInterval {
+		session.ReauthStarted = now
 		ok := s.reauthenticate(ctx, c, r, frame, session, settings, resp, log)
 		if ok {
 			s.countReauthentication(listener, ReauthSucceeded)
@@ -87,10 +62,10 @@ func (s *Server) checkSession(ctx context.Context, c net.Conn, r *bufio.Reader, 
 		}
 		return true, ok
 	}
-	if session.expired(now) {
+	if session.Expired(now) {
 		s.countReauthentication(listener, ReauthExpired)
 		s.decoding.release(len(frame))
-		log.Info().Str("mechanism", session.mechanism).Time("session_end", session.expires).
+		log.Info().Str("mechanism", session.Mechanism).Time("session_end", session.Expires).
 			Msg("SASL session ended without re-authentication (connections.max.reauth.ms); closing connection")
 		return true, false
 	}
@@ -104,16 +79,16 @@ const saslHandshakeKey = 17
 // read) starts. Its answers queue behind the responses still owed on the
 // connection; the client sends nothing else until it completes. On
 // success session takes the new lifetime.
-func (s *Server) reauthenticate(ctx context.Context, c net.Conn, r *bufio.Reader, handshake []byte, session *saslSession,
+func (s *Server) reauthenticate(ctx context.Context, c net.Conn, r *bufio.Reader, handshake []byte, session *sasl.Session,
 	settings *sasl.Settings, resp *responder, log zerolog.Logger) bool {
 	c.SetReadDeadline(time.Now().Add(s.handshakeTimeout()))
-	a := &saslConn{s: s, out: resp.send(ctx), settings: settings, prev: session, address: sasl.AddressKey(c.RemoteAddr())}
+	a := s.newSASLConn(resp.send(ctx), settings, c.RemoteAddr(), session)
 	next, ok := a.run(ctx, r, handshake, log)
 	if !ok {
 		a.delayReauthFailure(ctx)
 		return false
 	}
-	session.expires = next.expires
+	session.Expires = next.Expires
 	return true
 }
 

@@ -27,10 +27,10 @@ type Exchange interface {
 	Claimed() string
 }
 
-// ErrBadCredentials is every PLAIN and SCRAM failure that a wrong user
+// errBadCredentials is every PLAIN and SCRAM failure that a wrong user
 // name or password causes: the log says no more, so that it cannot be
 // used to learn which user names exist.
-var ErrBadCredentials = errors.New("invalid user name or password")
+var errBadCredentials = errors.New("invalid user name or password")
 
 // ScramCredentialSource is what serves SCRAM its stored keys (the node's
 // backend implements it): the UserScramCredentialRecords of the committed metadata image, by user
@@ -73,7 +73,7 @@ func (p *plainExchange) Step(token []byte) ([]byte, bool, error) {
 	// Compare even for an unknown user, so timing does not tell.
 	match := subtle.ConstantTimeCompare([]byte(want.Value), []byte(password)) == 1
 	if !ok || !match {
-		return nil, false, ErrBadCredentials
+		return nil, false, errBadCredentials
 	}
 	if authzid != "" && authzid != user {
 		return nil, false, errors.New("the client asked for an authorization id other than its user name")
@@ -117,7 +117,7 @@ func newScramExchange(src ScramCredentialSource, hash scram.HashGeneratorFcn, me
 	lookup := func(user string) (scram.StoredCredentials, error) {
 		rec, ok := src.ScramCredential(user, mechanism)
 		if !ok {
-			return scram.StoredCredentials{}, ErrBadCredentials
+			return scram.StoredCredentials{}, errBadCredentials
 		}
 		e.claimer = user
 		return scram.StoredCredentials{
@@ -138,8 +138,8 @@ func (e *scramExchange) Step(token []byte) ([]byte, bool, error) {
 	if err != nil {
 		// The library's errors name no secret, but a wrong proof and an
 		// unknown user must read alike.
-		if e.conv.Done() || errors.Is(err, ErrBadCredentials) {
-			return nil, false, ErrBadCredentials
+		if e.conv.Done() || errors.Is(err, errBadCredentials) {
+			return nil, false, errBadCredentials
 		}
 		return nil, false, fmt.Errorf("the SCRAM exchange failed: %v", err)
 	}
@@ -147,7 +147,7 @@ func (e *scramExchange) Step(token []byte) ([]byte, bool, error) {
 		return []byte(answer), false, nil
 	}
 	if !e.conv.Valid() {
-		return nil, false, ErrBadCredentials
+		return nil, false, errBadCredentials
 	}
 	if z := e.conv.AuthzID(); z != "" && z != e.conv.Username() {
 		return nil, false, errors.New("the client asked for an authorization id other than its user name")

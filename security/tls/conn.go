@@ -28,7 +28,7 @@ func (m *Material) Accept(ctx context.Context, c net.Conn, timeout time.Duration
 	err := tc.HandshakeContext(hctx)
 	tc.SetDeadline(time.Time{})
 	if err != nil {
-		return nil, security.Principal{}, &HandshakeError{DescribeHandshakeError(err, timeout), err}
+		return nil, security.Principal{}, &HandshakeError{describeHandshakeError(err, timeout), err}
 	}
 	var peer *x509.Certificate
 	if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
@@ -41,8 +41,8 @@ func (m *Material) Accept(ctx context.Context, c net.Conn, timeout time.Duration
 	return tc, p, nil
 }
 
-// DescribeHandshakeError words a failed handshake for an operator.
-func DescribeHandshakeError(err error, timeout time.Duration) string {
+// describeHandshakeError words a failed handshake for an operator.
+func describeHandshakeError(err error, timeout time.Duration) string {
 	var header tls.RecordHeaderError
 	var unknownCA x509.UnknownAuthorityError
 	var invalid x509.CertificateInvalidError
@@ -74,7 +74,7 @@ func Dial(c net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) 
 	defer cancel()
 	tc.SetDeadline(time.Now().Add(timeout))
 	if err := tc.HandshakeContext(ctx); err != nil {
-		return nil, &HandshakeError{DescribeHandshakeError(err, timeout), err}
+		return nil, &HandshakeError{describeHandshakeError(err, timeout), err}
 	}
 	tc.SetDeadline(time.Time{})
 	return tc, nil
@@ -82,7 +82,7 @@ func Dial(c net.Conn, cfg *tls.Config, timeout time.Duration) (net.Conn, error) 
 
 // HandshakeError is a failed handshake, worded for the log.
 type HandshakeError struct {
-	Reason string // DescribeHandshakeError's words
+	Reason string // what failed, worded for an operator
 	err    error
 }
 
