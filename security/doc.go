@@ -4,8 +4,8 @@
 // prints, and the error that names the configuration key to fix.
 //
 // Its subpackages do the work: security/tls (package kraftdtls) owns key
-// and trust stores and TLS handshakes, security/sasl the SASL mechanisms
-// and the bounds on failed logins. Package server, the wire, imports them;
+// and trust stores and TLS handshakes, security/sasl the rules of a SASL
+// exchange, its mechanisms and the bounds on failed logins. Package server, the wire, imports them;
 // they never import server.
 //
 // It must never decide what a principal may do (package authz does), and

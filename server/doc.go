@@ -11,12 +11,13 @@
 // configuration from server.properties (Config, config*.go).
 //
 // It runs connection security on the wire, with packages security/tls
-// (stores, handshakes) and security/sasl (mechanisms, failure bounds)
-// doing the work: the TLS handshake comes before any request is read
-// (conn_secure.go), the SASL exchange before any other request on a SASL
-// listener (sasl_auth.go, sasl_reauth.go), and each connection carries
-// its principal (ANONYMOUS, the mapped DN of a client certificate, or the
-// SASL user) for authorization to use. The ssl.* and sasl.* keys are read
+// (stores, handshakes) and security/sasl (the exchange's rules,
+// mechanisms, failure bounds) doing the work: the TLS handshake comes
+// before any request is read (conn_secure.go), the SASL exchange before
+// any other request on a SASL listener (sasl_auth.go, sasl_reauth.go:
+// sasl.Conversation decides, the wire reads and writes), and each
+// connection carries its principal (ANONYMOUS, the mapped DN of a client
+// certificate, or the SASL user) for authorization to use. The ssl.* and sasl.* keys are read
 // in config_tls.go and config_sasl.go, and Config.PeerSecurity gives the
 // peer client (package peer) the controller listener's TLS handshake and
 // SASL mechanism. It bounds what strangers can make
