@@ -142,7 +142,9 @@ func TestMaxConnectionsRefusesTheExtraConnection(t *testing.T) {
 }
 
 func TestIdleConnectionIsClosedButOneWaitingForAnAnswerIsNot(t *testing.T) {
-	_, addr, b := startServerWith(t, map[string]string{"connections.max.idle.ms": "100"}, nil)
+	// 1 s, not less: the waiting connection must get its fetch in before
+	// it is idle that long, on a loaded machine too.
+	_, addr, b := startServerWith(t, map[string]string{"connections.max.idle.ms": "1000"}, nil)
 	idle := dial(t, addr)
 	if !answered(t, idle, 1) {
 		t.Fatal("no answer")
@@ -154,9 +156,9 @@ func TestIdleConnectionIsClosedButOneWaitingForAnAnswerIsNot(t *testing.T) {
 	if !closedByServer(idle, 10*time.Second) {
 		t.Fatal("an idle connection was left open")
 	}
-	// Many idle intervals later the parked fetch has kept the other
+	// Several idle intervals later the parked fetch has kept the other
 	// connection open, and it gets its answer.
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(2500 * time.Millisecond)
 	close(b.release)
 	waiting.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if corr, _ := waiting.recv(fetch); corr != 2 {
