@@ -1,6 +1,7 @@
 package format
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -80,5 +81,31 @@ func TestDir(t *testing.T) {
 	got, err := metadata.DecodeBootstrap(b.CheckpointPath, b.Checkpoint, b.SnapshotPath, b.Snapshot)
 	if err != nil || !reflect.DeepEqual(got, boot) || nd.Meta.DirectoryID != dir {
 		t.Fatalf("%+v, %v, directory.id %s", got, err, nd.Meta.DirectoryID)
+	}
+}
+
+func TestCheckAnswers(t *testing.T) {
+	initial := []Voter{{ID: 2, Host: "b", Port: 2}}
+	targets := Targets([]string{"a:1"}, initial, []string{"b:2", "c:3"})
+	if want := []Target{{"a:1", "controller.quorum.bootstrap.servers"}, {"b:2", "--initial-controllers"}, {"c:3", "controller.quorum.voters"}}; !reflect.DeepEqual(targets, want) {
+		t.Fatalf("targets %+v", targets)
+	}
+	const own = "q1Sh-9_ISia_zwGINzRvyQ"
+	for _, tc := range []struct {
+		answer    Answer
+		bootstrap bool
+		says      string // "" when format may go on
+	}{
+		{Answer{Addr: "b:2", ClusterID: own}, true, "--initial-controllers: the controller at b:2 already serves cluster " + own + ", so this would bootstrap a second quorum of the same cluster"},
+		{Answer{Addr: "a:1", ClusterID: "other"}, true, "a second quorum beside it"},
+		{Answer{Addr: "a:1", Err: errors.New("old")}, true, "does not say its cluster: old"},
+		{Answer{Addr: "c:3", ClusterID: own}, false, ""},
+		{Answer{Addr: "a:1", Err: errors.New("old")}, false, ""},
+		{Answer{Addr: "c:3", ClusterID: "other"}, false, "controller.quorum.voters: the controller at c:3 serves cluster other, not --cluster-id " + own},
+	} {
+		err := CheckAnswers(own, targets, []Answer{tc.answer}, tc.bootstrap)
+		if tc.says == "" && err != nil || tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says)) {
+			t.Errorf("%+v, bootstrap %v: %v, want %q", tc.answer, tc.bootstrap, err, tc.says)
+		}
 	}
 }

@@ -29,10 +29,8 @@
 // question to other controllers), metrics, recovery, kit (cluster) and
 // internal/health (status). What stays here is what only a command
 // line has: flag rules, the wording of reports and refusals, and exit
-// codes. Two commands keep logic of their own that nothing else runs:
-// which answers of the controllers format would join refuse it
-// (format_probe.go), and the metadata shell's read-only replay of a
-// directory (metadata_shell.go).
+// codes. One command keeps logic of its own that nothing else runs: the
+// metadata shell's read-only replay of a directory (metadata_shell.go).
 package main
 
 import (
