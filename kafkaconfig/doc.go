@@ -9,6 +9,13 @@
 // They hold facts only (names, types, defaults, key sets), never Apache's
 // documentation text, so a DescribeConfigs answer carries no documentation.
 //
+// It is also the one place kraftd's defaults live (Default): Apache's,
+// from the definitions, and the few kraftd gives itself (defaults.go:
+// kraftd's own kraftd.* keys, the authorizer's keys, and the two queue
+// keys whose Apache defaults kraftd changes). The configuration parser
+// (server.ParseConfig) and the quorum core's zero-valued timings read them
+// here.
+//
 // The package keeps no state and never reads files or the network: callers
 // hand it the node's static properties and the dynamic configs from the
 // metadata image.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/kraftd/kraftd/kafkaconfig"
 )
 
 // Node is one KRaft replica (voter or observer) as a pure state machine.
@@ -142,15 +144,16 @@ func New(cfg Config) (*Node, error) {
 		return nil, errors.New("quorum: Config.Log and Config.Rand are required")
 	}
 	defaults := []struct {
-		v *int64
-		d int64
+		v   *int64
+		key string
 	}{
-		{&cfg.ElectionTimeoutMs, 1000}, {&cfg.FetchTimeoutMs, 2000}, {&cfg.ElectionBackoffMaxMs, 1000},
-		{&cfg.RequestTimeoutMs, 2000}, {&cfg.RetryBackoffMs, 20}, {&cfg.IdleIntervalMs, 500},
+		{&cfg.ElectionTimeoutMs, "controller.quorum.election.timeout.ms"}, {&cfg.FetchTimeoutMs, "controller.quorum.fetch.timeout.ms"},
+		{&cfg.ElectionBackoffMaxMs, "controller.quorum.election.backoff.max.ms"}, {&cfg.RequestTimeoutMs, "controller.quorum.request.timeout.ms"},
+		{&cfg.RetryBackoffMs, "controller.quorum.retry.backoff.ms"}, {&cfg.IdleIntervalMs, "metadata.max.idle.interval.ms"},
 	}
 	for _, d := range defaults {
 		if *d.v <= 0 {
-			*d.v = d.d
+			*d.v = kafkaconfig.DefaultInt(d.key)
 		}
 	}
 	if cfg.FetchMaxWaitMs <= 0 {

@@ -239,13 +239,19 @@ type Config struct {
 	// observer of a dynamic quorum makes itself a voter (autojoin.go).
 	AutoJoin bool
 
-	ElectionTimeoutMs    int64 // 1000
-	FetchTimeoutMs       int64 // 2000
-	ElectionBackoffMaxMs int64 // 1000
-	RequestTimeoutMs     int64 // 2000
-	RetryBackoffMs       int64 // 20
-	IdleIntervalMs       int64 // 500
-	FetchMaxWaitMs       int32 // 500
+	// The timings of controller.quorum.election.timeout.ms,
+	// .fetch.timeout.ms, .election.backoff.max.ms, .request.timeout.ms,
+	// .retry.backoff.ms and metadata.max.idle.interval.ms; 0 takes the
+	// key's default from package kafkaconfig.
+	ElectionTimeoutMs    int64
+	FetchTimeoutMs       int64
+	ElectionBackoffMaxMs int64
+	RequestTimeoutMs     int64
+	RetryBackoffMs       int64
+	IdleIntervalMs       int64
+	// FetchMaxWaitMs is a follower's Fetch MaxWaitMs; 0 is Apache's fixed
+	// 500 (kraftd's nodes give kraftd.quorum.fetch.max.wait.ms).
+	FetchMaxWaitMs int32
 	// SilenceTimeoutMs, when set, is how long a voting follower that has
 	// fetched from its leader waits for the next answer before it takes
 	// the leader for failed (silence.go): it grants pre-votes from then on

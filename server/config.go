@@ -13,6 +13,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/kraftd/kraftd/kafkaconfig"
 	"github.com/kraftd/kraftd/quorum"
 	"github.com/kraftd/kraftd/security/sasl"
 	kraftdtls "github.com/kraftd/kraftd/security/tls"
@@ -284,38 +285,38 @@ func ParseConfig(props map[string]string) (*Config, error) {
 	}
 	p.checkOwnVoter(c)
 
-	c.ElectionTimeoutMs = int(p.int64("controller.quorum.election.timeout.ms", 1000, 1))
-	c.FetchTimeoutMs = int(p.int64("controller.quorum.fetch.timeout.ms", 2000, 1))
-	c.ElectionBackoffMaxMs = int(p.int64("controller.quorum.election.backoff.max.ms", 1000, 0))
+	c.ElectionTimeoutMs = int(p.long("controller.quorum.election.timeout.ms", 1))
+	c.FetchTimeoutMs = int(p.long("controller.quorum.fetch.timeout.ms", 1))
+	c.ElectionBackoffMaxMs = int(p.long("controller.quorum.election.backoff.max.ms", 0))
 	p.silenceSettings(c)
-	c.RequestTimeoutMs = int(p.int64("controller.quorum.request.timeout.ms", 2000, 1))
-	c.RetryBackoffMs = int(p.int64("controller.quorum.retry.backoff.ms", 20, 0))
+	c.RequestTimeoutMs = int(p.long("controller.quorum.request.timeout.ms", 1))
+	c.RetryBackoffMs = int(p.long("controller.quorum.retry.backoff.ms", 0))
 	// kraftd has no fixed linger (it group-commits), so the key is accepted and unused.
-	p.int64("controller.quorum.append.linger.ms", 25, 0)
-	c.MaxFrameSize = int32(p.int64("socket.request.max.bytes", 100*1024*1024, 1))
+	p.long("controller.quorum.append.linger.ms", 0)
+	c.MaxFrameSize = int32(p.long("socket.request.max.bytes", 1))
 	p.connectionLimits(c)
-	c.SegmentBytes = p.int64("metadata.log.segment.bytes", 1<<30, 12)
-	c.SegmentMs = p.int64("metadata.log.segment.ms", 7*24*3600*1000, 1)
-	c.MaxRetentionBytes = p.int64("metadata.max.retention.bytes", 100*1024*1024, -1)
-	c.MaxRetentionMs = p.int64("metadata.max.retention.ms", 7*24*3600*1000, -1)
-	c.SnapshotBytes = p.int64("metadata.log.max.record.bytes.between.snapshots", 20*1024*1024, 1)
-	c.SnapshotIntervalMs = p.int64("metadata.log.max.snapshot.interval.ms", 3600*1000, 0)
-	switch v := p.str(snapshotCompressionKey, "gzip"); v {
+	c.SegmentBytes = p.long("metadata.log.segment.bytes", 12)
+	c.SegmentMs = p.long("metadata.log.segment.ms", 1)
+	c.MaxRetentionBytes = p.long("metadata.max.retention.bytes", -1)
+	c.MaxRetentionMs = p.long("metadata.max.retention.ms", -1)
+	c.SnapshotBytes = p.long("metadata.log.max.record.bytes.between.snapshots", 1)
+	c.SnapshotIntervalMs = p.long("metadata.log.max.snapshot.interval.ms", 0)
+	switch v := p.str(snapshotCompressionKey, kraftdDefault(snapshotCompressionKey)); v {
 	case "gzip", "none":
 		c.SnapshotGzip = v == "gzip"
 	default:
 		p.setErr(snapshotCompressionKey, fmt.Errorf("%q is not gzip or none", v))
 	}
-	c.IdleIntervalMs = int(p.int64("metadata.max.idle.interval.ms", 500, 0))
-	c.BrokerSessionTimeoutMs = int(p.int64("broker.session.timeout.ms", 9000, 1))
-	c.BrokerHeartbeatMs = int(p.int64("broker.heartbeat.interval.ms", 2000, 1))
+	c.IdleIntervalMs = int(p.long("metadata.max.idle.interval.ms", 0))
+	c.BrokerSessionTimeoutMs = int(p.long("broker.session.timeout.ms", 1))
+	c.BrokerHeartbeatMs = int(p.long("broker.heartbeat.interval.ms", 1))
 
-	c.NumPartitions = int32(p.int64("num.partitions", 1, 1))
-	c.DefaultReplicationFactor = int16(p.int64("default.replication.factor", 1, 1))
-	c.AutoJoin = p.bool("controller.quorum.auto.join.enable", false)
-	c.UncleanLeaderElection = p.bool("unclean.leader.election.enable", false)
-	c.AutoLeaderRebalance = p.bool("auto.leader.rebalance.enable", true)
-	c.LeaderImbalanceCheckS = int(p.int64("leader.imbalance.check.interval.seconds", 300, 1))
+	c.NumPartitions = int32(p.long("num.partitions", 1))
+	c.DefaultReplicationFactor = int16(p.long("default.replication.factor", 1))
+	c.AutoJoin = p.boolean("controller.quorum.auto.join.enable")
+	c.UncleanLeaderElection = p.boolean("unclean.leader.election.enable")
+	c.AutoLeaderRebalance = p.boolean("auto.leader.rebalance.enable")
+	c.LeaderImbalanceCheckS = int(p.long("leader.imbalance.check.interval.seconds", 1))
 	c.Ops = p.opsSettings()
 	c.Authorizer = p.authorizerSettings()
 	c.Tokens = p.tokenConfig()
@@ -334,7 +335,7 @@ func ParseConfig(props map[string]string) (*Config, error) {
 		if strings.HasPrefix(k, "kraftd.") {
 			// kraftd's own namespace: a misspelt key would otherwise
 			// leave, say, the metrics listener off with only a warning.
-			return nil, &ConfigError{Key: k, Err: errors.New("is not a kraftd key (known: kraftd.metadata.snapshot.compression.type, kraftd.metrics.listener, kraftd.metrics.pprof.enable, kraftd.quorum.fetch.max.wait.ms, kraftd.quorum.silence.timeout.ms, kraftd.readiness.max.contact.age.ms, kraftd.readiness.max.lag.records, kraftd.sasl.max.failed.authentications.per.address, kraftd.sasl.max.failed.authentications.per.principal)")}
+			return nil, &ConfigError{Key: k, Err: fmt.Errorf("is not a kraftd key (known: %s)", strings.Join(kafkaconfig.KraftdKeys(), ", "))}
 		}
 	}
 	return c, nil
@@ -344,17 +345,17 @@ func ParseConfig(props map[string]string) (*Config, error) {
 // connection keys keep Apache's defaults; the queue keys have kraftd's own
 // (see Config), because Apache's leave the queued bytes unbounded.
 func (p *parser) connectionLimits(c *Config) {
-	c.MaxConnections = p.int32("max.connections", 1<<31-1, 1)
-	c.MaxConnectionsPerIP = p.int32("max.connections.per.ip", 1<<31-1, 1)
-	c.ConnMaxIdleMs = p.int64("connections.max.idle.ms", 600000, 1)
-	c.FailedAuthDelayMs = p.int64("connection.failed.authentication.delay.ms", 100, 0)
-	c.MaxFailedAuthPerAddress = p.int32(maxFailedPerAddressKey, 30, 0)
-	c.MaxFailedAuthPerPrincipal = p.int32(maxFailedPerPrincipalKey, 10, 0)
-	c.QueuedMaxRequests = p.int32("queued.max.requests", 128, 1)
+	c.MaxConnections = p.integer("max.connections", 1)
+	c.MaxConnectionsPerIP = p.integer("max.connections.per.ip", 1)
+	c.ConnMaxIdleMs = p.long("connections.max.idle.ms", 1)
+	c.FailedAuthDelayMs = p.long("connection.failed.authentication.delay.ms", 0)
+	c.MaxFailedAuthPerAddress = p.integer(maxFailedPerAddressKey, 0)
+	c.MaxFailedAuthPerPrincipal = p.integer(maxFailedPerPrincipalKey, 0)
+	c.QueuedMaxRequests = p.integer("queued.max.requests", 1)
 	// Apache's default is -1 (unbounded); kraftd's keeps what hostile
 	// connections can make the node hold to 64 MiB, at the cost of
 	// refusing bulk frames over a twentieth of it (decodeFactor).
-	c.QueuedMaxRequestBytes = p.int64("queued.max.request.bytes", defaultMemoryBudget, -1)
+	c.QueuedMaxRequestBytes = p.long("queued.max.request.bytes", -1)
 	if v := c.QueuedMaxRequestBytes; v != -1 && v < minMemoryBudget {
 		p.setErr("queued.max.request.bytes", fmt.Errorf("%d is neither -1 (unbounded) nor at least %d, the charge of the largest request that is not a bulk request", v, minMemoryBudget))
 	}
@@ -386,10 +387,8 @@ func (p *parser) setErr(key string, err error) {
 	}
 }
 
-// snapshotCompressionKey is kraftd's own: Apache always writes its
-// snapshots uncompressed. gzip, because the JDK inflates it and Apache's
-// snapshot reader (RecordsIterator) reads it back whole; it reads a
-// record with one read() call, which an LZ4 stream may answer short.
+// snapshotCompressionKey is kraftd's own: gzip (the default) or none for
+// the data batches of the node's snapshots.
 const snapshotCompressionKey = "kraftd.metadata.snapshot.compression.type"
 
 func (p *parser) fail(key string, err error) error {
@@ -454,6 +453,24 @@ func (p *parser) bool(key string, def bool) bool {
 		p.setErr(key, fmt.Errorf("%q is neither true nor false", s))
 		return def
 	}
+}
+
+// long, integer and boolean are int64, int32 and bool with key's default
+// from package kafkaconfig, where every default kraftd applies is kept.
+func (p *parser) long(key string, min int64) int64 {
+	return p.int64(key, kafkaconfig.DefaultInt(key), min)
+}
+
+func (p *parser) integer(key string, min int64) int {
+	return p.int32(key, kafkaconfig.DefaultInt(key), min)
+}
+
+func (p *parser) boolean(key string) bool { return p.bool(key, kafkaconfig.DefaultBool(key)) }
+
+// kraftdDefault is a string key's default from package kafkaconfig.
+func kraftdDefault(key string) string {
+	v, _ := kafkaconfig.Default(key)
+	return v
 }
 
 func (p *parser) int32Req(key string, min int64) int32 {

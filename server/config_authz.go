@@ -52,7 +52,7 @@ func (p *parser) authorizerSettings() AuthorizerSettings {
 	su := p.str("super.users", "")
 	allowText := p.str("allow.everyone.if.no.acl.found", "")
 	a.SuperUsers = authz.ParseSuperUsers(su)
-	a.AllowIfNoACL = p.bool("allow.everyone.if.no.acl.found", false)
+	a.AllowIfNoACL = p.boolean("allow.everyone.if.no.acl.found")
 	if !a.Enabled {
 		if len(a.SuperUsers) > 0 {
 			p.setErr("super.users", errNoAuthorizer)

@@ -28,9 +28,9 @@ type OpsSettings struct {
 // opsSettings reads the kraftd.* operation keys.
 func (p *parser) opsSettings() OpsSettings {
 	o := OpsSettings{
-		Pprof:                p.bool("kraftd.metrics.pprof.enable", false),
-		ReadyMaxContactAgeMs: p.int64("kraftd.readiness.max.contact.age.ms", 1000, 1),
-		ReadyMaxLagRecords:   p.int64("kraftd.readiness.max.lag.records", 10000, 0),
+		Pprof:                p.boolean("kraftd.metrics.pprof.enable"),
+		ReadyMaxContactAgeMs: p.long("kraftd.readiness.max.contact.age.ms", 1),
+		ReadyMaxLagRecords:   p.long("kraftd.readiness.max.lag.records", 0),
 	}
 	if v := p.str("kraftd.metrics.listener", ""); v != "" {
 		addr, err := metricsAddr(v)
@@ -75,8 +75,8 @@ func metricsAddr(v string) (string, error) {
 // leader that is only slow would be replaced. A bound not below
 // controller.quorum.fetch.timeout.ms adds nothing and is turned off.
 func (p *parser) silenceSettings(c *Config) {
-	c.FetchMaxWaitMs = int32(p.int64(fetchMaxWaitKey, 25, 1))
-	c.SilenceTimeoutMs = int(p.int64(silenceTimeoutKey, 400, 0))
+	c.FetchMaxWaitMs = int32(p.long(fetchMaxWaitKey, 1))
+	c.SilenceTimeoutMs = int(p.long(silenceTimeoutKey, 0))
 	if c.SilenceTimeoutMs > 0 && int64(c.SilenceTimeoutMs) < 3*int64(c.FetchMaxWaitMs) {
 		p.setErr(silenceTimeoutKey, fmt.Errorf("is %d, under 3 × %s (%d): a live leader answers only every %s; raise it, lower %s, or set it to 0 (the fetch timeout alone)",
 			c.SilenceTimeoutMs, fetchMaxWaitKey, c.FetchMaxWaitMs, fetchMaxWaitKey, fetchMaxWaitKey))

@@ -2,8 +2,11 @@ package server
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kraftd/kraftd/kafkaconfig"
 )
 
 func TestParsePropertiesJavaRules(t *testing.T) {
@@ -104,5 +107,68 @@ func TestParseConfigAutoJoin(t *testing.T) {
 	p["controller.quorum.auto.join.enable"] = "maybe"
 	if _, err := ParseConfig(p); err == nil {
 		t.Fatal("auto-join=maybe parsed")
+	}
+}
+
+// Every default kraftd applies comes from package kafkaconfig; these are
+// the values they had when each reader held its own.
+func TestParseConfigDefaultsFromKafkaconfig(t *testing.T) {
+	c, err := ParseConfig(baseProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const day = 24 * 3600 * 1000
+	for _, d := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"election timeout", int64(c.ElectionTimeoutMs), 1000}, {"fetch timeout", int64(c.FetchTimeoutMs), 2000},
+		{"election backoff", int64(c.ElectionBackoffMaxMs), 1000}, {"request timeout", int64(c.RequestTimeoutMs), 2000},
+		{"retry backoff", int64(c.RetryBackoffMs), 20}, {"fetch max wait", int64(c.FetchMaxWaitMs), 25},
+		{"silence timeout", int64(c.SilenceTimeoutMs), 400}, {"frame size", int64(c.MaxFrameSize), 100 << 20},
+		{"segment bytes", c.SegmentBytes, 1 << 30}, {"segment ms", c.SegmentMs, 7 * day},
+		{"retention bytes", c.MaxRetentionBytes, 100 << 20}, {"retention ms", c.MaxRetentionMs, 7 * day},
+		{"snapshot bytes", c.SnapshotBytes, 20 << 20}, {"snapshot interval", c.SnapshotIntervalMs, 3600 * 1000},
+		{"idle interval", int64(c.IdleIntervalMs), 500}, {"session timeout", int64(c.BrokerSessionTimeoutMs), 9000},
+		{"heartbeat", int64(c.BrokerHeartbeatMs), 2000}, {"partitions", int64(c.NumPartitions), 1},
+		{"replication factor", int64(c.DefaultReplicationFactor), 1}, {"imbalance check", int64(c.LeaderImbalanceCheckS), 300},
+		{"auth delay", c.FailedAuthDelayMs, 100}, {"failed per address", int64(c.MaxFailedAuthPerAddress), 30},
+		{"failed per principal", int64(c.MaxFailedAuthPerPrincipal), 10},
+		{"contact age", c.Ops.ReadyMaxContactAgeMs, 1000}, {"lag records", c.Ops.ReadyMaxLagRecords, 10000},
+		{"token lifetime", c.Tokens.MaxLifetime.Milliseconds(), 7 * day}, {"token expiry", c.Tokens.Expiry.Milliseconds(), day},
+		{"token check", c.Tokens.ExpiryCheck.Milliseconds(), 3600 * 1000},
+	} {
+		if d.got != d.want {
+			t.Errorf("%s: %d, want %d", d.name, d.got, d.want)
+		}
+	}
+	if !c.SnapshotGzip || c.AutoJoin || c.UncleanLeaderElection || !c.AutoLeaderRebalance || c.Ops.Pprof || c.Ops.MetricsAddr != "" {
+		t.Errorf("flags %+v", c)
+	}
+}
+
+// The kraftd.* keys kafkaconfig defines are those the parser reads, and a
+// misspelt one is refused naming them all.
+func TestKraftdKeysAreThoseRead(t *testing.T) {
+	c, err := ParseConfig(baseProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read []string
+	for k := range c.Read {
+		if strings.HasPrefix(k, "kraftd.") {
+			read = append(read, k)
+		}
+	}
+	slices.Sort(read)
+	if known := kafkaconfig.KraftdKeys(); !slices.Equal(read, known) {
+		t.Fatalf("the parser reads %v; kafkaconfig defines %v", read, known)
+	}
+	p := baseProps()
+	p["kraftd.metrics.listenr"] = "http://127.0.0.1:9404"
+	_, err = ParseConfig(p)
+	want := "config kraftd.metrics.listenr: is not a kraftd key (known: " + strings.Join(read, ", ") + ")"
+	if err == nil || err.Error() != want {
+		t.Fatalf("%v, want %s", err, want)
 	}
 }

@@ -14,13 +14,11 @@ type TokenConfig struct {
 }
 
 func (p *parser) tokenConfig() TokenConfig {
-	ms := func(key string, def int64) time.Duration {
-		return time.Duration(p.int64(key, def, 1)) * time.Millisecond
-	}
+	ms := func(key string) time.Duration { return time.Duration(p.long(key, 1)) * time.Millisecond }
 	return TokenConfig{
 		Secret:      p.str("delegation.token.secret.key", ""),
-		MaxLifetime: ms("delegation.token.max.lifetime.ms", 7*24*3600*1000),
-		Expiry:      ms("delegation.token.expiry.time.ms", 24*3600*1000),
-		ExpiryCheck: ms("delegation.token.expiry.check.interval.ms", 3600*1000),
+		MaxLifetime: ms("delegation.token.max.lifetime.ms"),
+		Expiry:      ms("delegation.token.expiry.time.ms"),
+		ExpiryCheck: ms("delegation.token.expiry.check.interval.ms"),
 	}
 }

@@ -80,13 +80,6 @@ const decodeFactor = 20
 // requests may take socket.request.max.bytes.
 const smallRequestMax = 1 << 20
 
-// defaultMemoryBudget is queued.max.request.bytes unless set: 64 MiB. The
-// Go collector lets the heap reach about twice what is live, and each
-// connection adds its buffers and overdraft, so 200 hostile connections
-// add about 200 MiB to the process at this budget (TestHostileConnections
-// ShareOneMemoryBudget in cmd/kraftd measures it).
-const defaultMemoryBudget = 64 << 20
-
 // minMemoryBudget is the least queued.max.request.bytes may be: room for
 // the charge of the largest request that is not a bulk request.
 const minMemoryBudget = smallRequestMax * decodeFactor
