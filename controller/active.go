@@ -31,7 +31,8 @@ type Settings struct {
 	DefaultReplicationFactor int16
 	// UncleanLeaderElection is unclean.leader.election.enable.
 	UncleanLeaderElection bool
-	// KRaftVersion is the quorum's kraft.version, which brokers must support.
+	// KRaftVersion is the quorum's kraft.version, which brokers must
+	// support, until the first SetQuorum says otherwise.
 	KRaftVersion int16
 	// AutoLeaderRebalance is auto.leader.rebalance.enable; Tick then moves
 	// leadership back to preferred replicas every LeaderImbalanceCheck
@@ -41,16 +42,12 @@ type Settings struct {
 	// Rand drives replica placement; nil starts every topic at the first broker.
 	Rand *rand.Rand
 	// TopicIDs is where new topic ids come from: crypto/rand in
-	// production, a seeded source in the simulator. The concurrent wrapper
-	// defaults it to crypto/rand; NewCore requires it.
+	// production, a seeded source in the simulator. NewCore requires it.
 	TopicIDs io.Reader
 	// Incarnation and Listeners describe this controller for its own
 	// ControllerRegistration.
 	Incarnation [16]byte
 	Listeners   []Listener
-	// Now is the concurrent wrapper's clock (time.Now unless a test
-	// injects one); the Core never reads it, every input brings its time.
-	Now func() time.Time
 	// Report, if set, hears how the timed work Tick starts ends ("fence",
 	// "balance", "register", with the brokers fenced or partitions moved).
 	// It is called from the core's loop and must not block.
@@ -153,8 +150,8 @@ func ErrorCode(err error) (int16, *string) {
 // core's own, it rebuilds the speculative image from the committed one
 // once no write is pending.
 func (c *Core) ready() (wait bool, err error) {
-	epoch, ok := c.log.Leader()
-	if !ok {
+	epoch := c.quorum.Epoch
+	if !c.quorum.Leader {
 		c.dropSpec()
 		return false, ErrNotController
 	}

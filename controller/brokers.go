@@ -165,14 +165,8 @@ func (c *Core) finalized(im *metadata.Image) map[string]int16 {
 	return out
 }
 
-// kraftVersion is the quorum's kraft.version: live from a log that can
-// change it, else as Settings gave it.
-func (c *Core) kraftVersion() int16 {
-	if l, ok := c.log.(KRaftLog); ok {
-		return l.KRaftVersion()
-	}
-	return c.settings.KRaftVersion
-}
+// kraftVersion is the quorum's kraft.version, as SetQuorum last gave it.
+func (c *Core) kraftVersion() int16 { return c.quorum.KRaftVersion }
 
 func checkFeatureSupported(finalized map[string]int16, name string, lo, hi int16) error {
 	level := finalized[name]

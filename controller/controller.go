@@ -5,17 +5,17 @@ import (
 	"maps"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/metadata"
 )
 
 // Controller is the metadata image built from committed records, and the
-// concurrent face of the active controller. The committed side is fed by
+// blocking face of the active controller. The committed side is fed by
 // the node loop (Replay, LoadSnapshot) and read concurrently by request
-// handlers, hence mu. The active side is a Core, which is single-threaded:
-// the blocking methods (wrapper.go) serialize it with op.
+// handlers, hence mu. The active side is a Core, which runs on the
+// goroutine that replays: the blocking methods (wrapper.go) hand it their
+// inputs through the Driver given to Serve.
 type Controller struct {
 	nodeID    int32
 	bootstrap []metadata.Record
@@ -49,13 +49,9 @@ type Controller struct {
 	// Replay and LoadSnapshot on every node; it has its own lock.
 	acls *authz.Index
 
-	// op serializes the core; clock gives each input its time. inbox
-	// holds the log's notifications until op is free (wrapper.go).
-	op      sync.Mutex
-	core    *Core
-	clock   func() time.Time
-	inboxMu sync.Mutex
-	inbox   []func()
+	// drive runs the blocking methods' inputs on the core's goroutine
+	// (Serve); nil until then.
+	drive Driver
 }
 
 // New returns a controller whose image is empty. bootstrap holds the

@@ -14,89 +14,124 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// fakeQuorum commits every proposal into the controller, at consecutive
-// offsets, as the node's loop would after a quorum commit. As Log's
-// contract asks, it never calls back from inside Propose: a goroutine of
-// its own takes the proposals in order, as the node loop would. (Tests of
-// what happens between proposal and commit step the Core by hand:
-// stepLog, and the transcripts in testdata.)
+// fakeQuorum drives the core as the node's seam does, on the caller's
+// goroutine, and commits every proposal into the controller at
+// consecutive offsets, as the node's loop would after a quorum commit.
+// As Log's contract asks, it never calls back from inside Propose: the
+// proposals an input made are taken, in order, once the input returned.
+// mu stands for the node's loop being one goroutine. (Tests of what
+// happens between proposal and commit step the Core by hand: stepLog, and
+// the transcripts in testdata.)
 type fakeQuorum struct {
 	mu     sync.Mutex
 	c      *Controller
+	core   *Core
+	clk    *clock
 	next   int64
-	epoch  int32
-	leader bool
+	quorum Quorum
 	log    []metadata.Record
 
 	inbox []proposed // not yet taken, in order
-	wake  chan struct{}
+	// refusal, if set, is the quorum's answer to a kraft.version upgrade;
+	// validate holds the validateOnly of every upgrade asked.
+	refusal  *Error
+	validate []bool
 }
 
 type proposed struct {
-	epoch int32
-	recs  []metadata.Record
-	stamp func(int64)
-	done  func(int64, error)
+	epoch   int32
+	recs    []metadata.Record
+	upgrade *kraftUpgrade
+	stamp   func(int64)
+	done    func(int64, error)
 }
 
 func newFakeQuorum(t testing.TB, c *Controller) *fakeQuorum {
-	q := &fakeQuorum{c: c, epoch: 1, leader: true, wake: make(chan struct{}, 1)}
-	stop := make(chan struct{})
-	t.Cleanup(func() { close(stop) })
-	go q.run(stop)
-	return q
+	return &fakeQuorum{c: c, quorum: Quorum{Epoch: 1, Leader: true}}
+}
+
+// activate gives the controller its core, driven by q with clk's time
+// (a fixed time when nil), leading epoch 1.
+func (q *fakeQuorum) activate(clk *clock, s Settings) {
+	if clk == nil {
+		clk = &clock{now: time.Unix(1000, 0)}
+	}
+	if s.TopicIDs == nil {
+		s.TopicIDs = rand.NewChaCha8([32]byte{9})
+	}
+	q.clk = clk
+	q.core = NewCore(q.c, q, s)
+	q.c.Serve(q.drive)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.core.SetQuorum(q.quorum)
+}
+
+// drive is the controller's Driver: it runs input, then takes what it
+// proposed.
+func (q *fakeQuorum) drive(input func(core *Core, now time.Time)) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	input(q.core, q.clk.Now())
+	q.flush()
+	return true
+}
+
+// lead tells the core it leads epoch, or (leader false) that it does not.
+func (q *fakeQuorum) lead(epoch int32, leader bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.quorum.Epoch, q.quorum.Leader = epoch, leader
+	q.core.SetQuorum(q.quorum)
+	q.flush()
 }
 
 func (q *fakeQuorum) Propose(epoch int32, recs []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	q.mu.Lock()
-	q.inbox = append(q.inbox, proposed{epoch, recs, stamp, done})
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.inbox = append(q.inbox, proposed{epoch: epoch, recs: recs, stamp: stamp, done: done})
 	return nil
 }
 
-func (q *fakeQuorum) run(stop chan struct{}) {
-	for {
-		select {
-		case <-stop:
-			return
-		case <-q.wake:
-		}
-		for {
-			q.mu.Lock()
-			if len(q.inbox) == 0 {
-				q.mu.Unlock()
-				break
-			}
-			p := q.inbox[0]
-			q.inbox = q.inbox[1:]
-			q.mu.Unlock()
-			q.takeOne(p)
-		}
+func (q *fakeQuorum) ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, recs []metadata.Record, done func(int64, error)) error {
+	q.inbox = append(q.inbox, proposed{epoch: epoch, recs: recs, upgrade: &kraftUpgrade{version, validateOnly}, done: done})
+	return nil
+}
+
+// flush takes the proposals in order; a stamp or done may propose more.
+func (q *fakeQuorum) flush() {
+	for len(q.inbox) > 0 {
+		p := q.inbox[0]
+		q.inbox = q.inbox[1:]
+		q.takeOne(p)
 	}
 }
 
-// takeOne takes one proposal into the log and commits it.
+// takeOne takes one proposal into the log and commits it. A kraft.version
+// upgrade is refused with refusal when set, answered without writing when
+// validate-only, else taken with the records behind it.
 func (q *fakeQuorum) takeOne(p proposed) {
-	q.mu.Lock()
-	if !q.leader || p.epoch != q.epoch {
-		q.mu.Unlock()
+	if !q.quorum.Leader || p.epoch != q.quorum.Epoch {
 		p.done(-1, ErrNotController)
 		return
 	}
+	if u := p.upgrade; u != nil {
+		q.validate = append(q.validate, u.validateOnly)
+		switch {
+		case q.refusal != nil:
+			p.done(-1, &KRaftRefusal{Err: q.refusal})
+			return
+		case u.validateOnly:
+			p.done(-1, nil)
+			return
+		}
+		q.quorum.KRaftVersion = u.version
+		q.core.SetQuorum(q.quorum)
+	}
 	first := q.next
-	// The log encodes the records as it takes them; the stamp reaches the
-	// core afterwards, as in production.
-	StampOffsets(p.recs, first)
-	dec := q.take(p.recs)
-	q.replay(first, dec)
-	q.mu.Unlock()
+	// The log stamps the records before it encodes them, as the node does.
 	if p.stamp != nil {
 		p.stamp(first)
 	}
+	q.replay(first, q.take(p.recs))
 	p.done(first, nil)
 }
 
@@ -133,12 +168,18 @@ func (q *fakeQuorum) write(recs []metadata.Record) {
 	q.replay(first, q.take(recs))
 }
 
-// end is the offset the next record takes. Tests read it through this
-// lock: the quorum's goroutine moves it while proposals are under way.
+// end is the offset the next record takes.
 func (q *fakeQuorum) end() int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.next
+}
+
+// kraftVersion is the quorum's kraft.version.
+func (q *fakeQuorum) kraftVersion() int16 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.quorum.KRaftVersion
 }
 
 // records counts the records in the log that are not NoOps: what an
@@ -159,12 +200,6 @@ func countRecords(recs []metadata.Record) int {
 	return n
 }
 
-func (q *fakeQuorum) Leader() (int32, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.epoch, q.leader
-}
-
 type clock struct{ now time.Time }
 
 func (c *clock) Now() time.Time { return c.now }
@@ -176,7 +211,7 @@ func newTestController(t testing.TB, mv int16) (*Controller, *fakeQuorum, *clock
 	c := New(1, nil)
 	q := newFakeQuorum(t, c)
 	clk := &clock{now: time.Unix(1000, 0)}
-	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Now: clk.Now, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1})})
+	q.activate(clk, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1})})
 	q.write([]metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: mv}})
 	return c, q, clk
 }
@@ -371,11 +406,11 @@ func TestHeartbeatLifecycle(t *testing.T) {
 
 func TestNotController(t *testing.T) {
 	c, q, _ := newTestController(t, 27)
-	q.leader = false
+	q.lead(1, false)
 	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); code(err) != kerr.NotController.Code {
 		t.Errorf("follower answered %v", err)
 	}
-	q.leader, q.epoch = true, 2
+	q.lead(2, true)
 	next := q.end()
 	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); err != nil {
 		t.Fatal(err)

@@ -5,20 +5,27 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// Core is the active controller as a deterministic state machine. Its
-// inputs are operations (each with the time it is given and a callback for
-// its answer), Tick, and the log's notifications (stamp and done, see
-// Log); its outputs are proposals to the log and answers. It never blocks,
-// starts no goroutine, reads no clock and no global randomness (placement
-// draws from Settings.Rand, topic ids from Settings.TopicIDs), so a
-// simulator can run it on one goroutine from one seed.
+// Core is the active controller as a deterministic state machine. It
+// takes only explicit inputs, as Apache's QuorumController takes events
+// from its one queue: operations (each with the time it is given and a
+// callback for its answer), Tick (with the time), SetQuorum (leadership,
+// its epoch and kraft.version), and the log's notifications (stamp and
+// done, see Log), the latter once the records have been replayed. Its
+// outputs are proposals to the log and answers. It never blocks, starts no
+// goroutine, reads no clock and no global randomness (placement draws
+// from Settings.Rand, topic ids from Settings.TopicIDs), so a simulator can
+// run it on one goroutine from one seed.
 //
-// Every method must be called from one event loop: the simulator's, or,
-// in production, under the concurrent wrapper's lock (Controller). Answers
-// come from that loop too, in commit order, and must not block.
+// Every method must be called from one goroutine, the one that replays
+// committed records into ctl (the node's loop, through its controller
+// seam, node/seam.go): the core reads the committed image, and that
+// goroutine is the only one that writes it. Answers come from that
+// goroutine too, in commit order, and must not block.
 //
 // What waits in a blocking design is queued work here: an operation that
 // needs the epoch's catch-up barrier to commit, the pipeline to drain
@@ -29,6 +36,8 @@ type Core struct {
 	ctl      *Controller // the committed side: image, replay offsets
 	log      Log
 	settings Settings
+	// quorum is where the quorum stands, as the last SetQuorum said.
+	quorum Quorum
 	// now is the latest time any input was given: builds read it, so the
 	// core's clock never runs backwards.
 	now time.Time
@@ -90,14 +99,39 @@ type written struct{ first, last int64 }
 
 var nothingWritten = written{-1, -1}
 
-// NewCore returns the active side of ctl, proposing through log.
-// s.TopicIDs must be set; s.Now is not used (every input brings its time).
+// NewCore returns the active side of ctl, proposing through log; it does
+// not lead until SetQuorum says so. s.TopicIDs must be set.
 func NewCore(ctl *Controller, log Log, s Settings) *Core {
 	s = s.withDefaults()
 	if s.TopicIDs == nil {
 		panic("controller: NewCore needs Settings.TopicIDs")
 	}
-	return &Core{ctl: ctl, log: log, settings: s, readyEpoch: -1}
+	return &Core{ctl: ctl, log: log, settings: s, readyEpoch: -1, quorum: Quorum{KRaftVersion: s.KRaftVersion}}
+}
+
+// SetQuorum tells the core where the quorum stands: whether this node
+// leads, in which epoch, and the quorum's kraft.version. A node that no
+// longer leads lets go of its speculative image; queued operations then
+// fail with ErrNotController, and those of a new leadership start with
+// its barrier.
+func (c *Core) SetQuorum(q Quorum) {
+	if q == c.quorum {
+		return
+	}
+	c.quorum = q
+	if !q.Leader {
+		c.dropSpec()
+	}
+	c.drive()
+}
+
+// Leading reports whether the core was last told that this node leads.
+func (c *Core) Leading() bool { return c.quorum.Leader }
+
+// SelfRegistration is the ControllerRegistration this controller sends
+// for itself: its listeners and the feature ranges it supports.
+func (c *Core) SelfRegistration() *kmsg.ControllerRegistrationRequest {
+	return selfRegistration(&c.settings)
 }
 
 // observe advances the core's clock to now, never back.
@@ -254,7 +288,7 @@ func (c *Core) submit(op *operation, records []metadata.Record, upgrade *kraftUp
 	done := func(first int64, err error) { c.done(w, first, err); c.drive() }
 	var err error
 	if upgrade != nil {
-		err = c.log.(KRaftLog).ProposeKRaftUpgrade(c.readyEpoch, upgrade.version, upgrade.validateOnly, records, done)
+		err = c.log.ProposeKRaftUpgrade(c.readyEpoch, upgrade.version, upgrade.validateOnly, records, done)
 	} else {
 		err = c.log.Propose(c.readyEpoch, records, stamp, done)
 	}
@@ -277,7 +311,7 @@ func (c *Core) taken(w *pendingWrite, first int64) {
 		return
 	}
 	c.untaken = nil
-	StampOffsets(w.records, first)
+	stampOffsets(w.records, first)
 	if c.spec != nil {
 		if _, err := c.spec.ApplyAll(w.records); err != nil {
 			c.spec = nil

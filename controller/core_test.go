@@ -20,6 +20,7 @@ import (
 type stepLog struct {
 	t        *testing.T
 	ctl      *Controller
+	core     *Core
 	epoch    int32
 	leader   bool
 	next     int64
@@ -43,7 +44,16 @@ func (l *stepLog) Propose(epoch int32, recs []metadata.Record, stamp func(int64)
 	return nil
 }
 
-func (l *stepLog) Leader() (int32, bool) { return l.epoch, l.leader }
+func (l *stepLog) ProposeKRaftUpgrade(int32, int16, bool, []metadata.Record, func(int64, error)) error {
+	l.t.Fatal("stepLog takes no kraft.version upgrade")
+	return nil
+}
+
+// lead makes this node the leader of epoch, and tells the core.
+func (l *stepLog) lead(epoch int32) {
+	l.leader, l.epoch = true, epoch
+	l.core.SetQuorum(Quorum{Epoch: epoch, Leader: true})
+}
 
 // take takes every queued proposal; a stamp may queue more work, which
 // waits for the next take.
@@ -107,6 +117,10 @@ func (l *stepLog) lose() {
 	for _, p := range failed {
 		p.done(-1, ErrNotController)
 	}
+	// The node fails what was in flight before it tells the core, and
+	// refuses what the core proposed in between.
+	l.core.SetQuorum(Quorum{Epoch: l.epoch})
+	l.take()
 }
 
 // records counts the records in the log that are not NoOps.
@@ -142,6 +156,8 @@ func newStepCore(t *testing.T, seed uint64) (*Core, *stepLog) {
 	key[0], key[1] = byte(seed), byte(seed>>8)
 	c := NewCore(ctl, l, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second,
 		Rand: rand.New(rand.NewPCG(seed, 7)), TopicIDs: rand.NewChaCha8(key)})
+	l.core = c
+	c.SetQuorum(Quorum{Epoch: 1, Leader: true})
 	return c, l
 }
 
@@ -254,7 +270,7 @@ func TestCoreLeadershipLossFailsPending(t *testing.T) {
 		t.Fatalf("answers %v, registration %v; want %s and NOT_CONTROLLER", order, regErr, want)
 	}
 
-	l.leader, l.epoch = true, 2
+	l.lead(2)
 	order = nil
 	stepCreate(c, stepEpoch, "lost-a", 1, 1, &order)
 	stepCreate(c, stepEpoch, "kept", 1, 1, &order)
@@ -420,7 +436,7 @@ func TestDeposedLeaderAnswersNothingFromItsImage(t *testing.T) {
 	}
 
 	// Leading again, the same refusals are given once their NoOp commits.
-	l.leader, l.epoch = true, 2
+	l.lead(2)
 	order = nil
 	stepCreate(c, stepEpoch, "a", 1, 1, &order)
 	if len(order) != 0 {

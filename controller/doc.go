@@ -10,12 +10,18 @@
 // metadata image; request handlers read it concurrently, under its lock.
 //
 // The Core (core.go, active.go, pipeline.go, timed.go) is the active
-// controller as a deterministic state machine. Its inputs are operations
-// (a request, the time, and a callback for the answer), Tick (the timed
-// work, with the time), and the log's notifications: that it took a
-// write at an offset (stamp) and that the write committed or failed
-// (done). Its outputs are proposals (Log.Propose) and answers. Each
-// operation validates a request against the speculative image (the
+// controller as a deterministic state machine. It takes only explicit
+// inputs, as Apache's QuorumController takes events from one queue:
+// operations (a request, the time, and a callback for the answer), Tick
+// (the timed work, with the time), SetQuorum (whether this node leads, in
+// which epoch, and the quorum's kraft.version), and the log's
+// notifications: that it took a write at an offset (stamp, before the
+// write is encoded) and that the write committed, after replay, or failed
+// (done). Its outputs are proposals (Log) and answers. It runs on the
+// goroutine that replays, so its reads of the committed image never race
+// replay.
+//
+// Each operation validates a request against the speculative image (the
 // committed image plus the records of every write handed to the log and
 // not yet committed, in log order), turns it into records, applies them to
 // the speculative image and proposes them without waiting for the commit.
@@ -44,9 +50,12 @@
 // are memory-only and restart with every epoch, as in Apache. On any node
 // other than the leader, operations fail with ErrNotController.
 //
-// The concurrent wrapper (wrapper.go) gives request handlers the blocking,
-// context-bound methods of Controller: it runs the Core under one lock,
-// hands it the time, and waits for the answer without the lock.
+// The blocking methods (wrapper.go) give request handlers the
+// context-bound methods of Controller: each hands its input to the
+// goroutine that owns the core through a Driver (the node's loop, whose
+// seam, node/seam.go, drives the core in production and in the simulator
+// alike) and waits for the answer. The controller holds no lock of its own
+// around the core.
 //
 // What the Core must never do: block, start a goroutine, read the clock
 // (every input brings its time), or use global randomness (replica

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,51 +13,15 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// kraftQuorum is a fakeQuorum whose quorum owns kraft.version, as
-// KRaftLog asks: it refuses the upgrade with refusal when set, and takes
-// the records behind it otherwise.
-type kraftQuorum struct {
-	*fakeQuorum
-	mu       sync.Mutex
-	version  int16
-	refusal  *Error
-	validate []bool // validateOnly of each upgrade asked
-}
-
-func (q *kraftQuorum) KRaftVersion() int16 {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.version
-}
-
-func (q *kraftQuorum) ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(int64, error)) error {
-	q.mu.Lock()
-	q.validate = append(q.validate, validateOnly)
-	refusal := q.refusal
-	if refusal == nil && !validateOnly {
-		q.version = version
-	}
-	q.mu.Unlock()
-	if refusal != nil || validateOnly {
-		var err error
-		if refusal != nil {
-			err = &KRaftRefusal{Err: refusal}
-		}
-		go done(-1, err) // never from inside the call
-		return nil
-	}
-	return q.Propose(epoch, records, nil, done)
-}
-
 // UpdateFeatures hands a kraft.version upgrade to the quorum (validate-only
 // too), answers with the quorum's refusal as it gives it, never lowers
-// kraft.version, and refuses where the log cannot change it.
+// kraft.version.
 func TestUpdateFeaturesKRaftVersion(t *testing.T) {
 	ctx := context.Background()
 	c := New(1, nil)
-	q := &kraftQuorum{fakeQuorum: newFakeQuorum(t, c)}
+	q := newFakeQuorum(t, c)
 	clk := &clock{now: time.Unix(1000, 0)}
-	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Now: clk.Now, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1})})
+	q.activate(clk, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1})})
 	q.write([]metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 21}})
 	update := func(level int16, typ int8, validate bool) *kmsg.UpdateFeaturesResponse {
 		req := kmsg.NewPtrUpdateFeaturesRequest()
@@ -86,27 +49,20 @@ func TestUpdateFeaturesKRaftVersion(t *testing.T) {
 		t.Errorf("refused upgrade answered %d %q", r.ErrorCode, message(r))
 	}
 	q.refusal = nil
-	if r := update(1, upgradeUpgrade, true); r.ErrorCode != 0 || q.KRaftVersion() != 0 {
-		t.Errorf("validate-only upgrade answered %d, kraft.version %d", r.ErrorCode, q.KRaftVersion())
+	if r := update(1, upgradeUpgrade, true); r.ErrorCode != 0 || q.kraftVersion() != 0 {
+		t.Errorf("validate-only upgrade answered %d, kraft.version %d", r.ErrorCode, q.kraftVersion())
 	}
-	if r := update(1, upgradeUpgrade, false); r.ErrorCode != 0 || q.KRaftVersion() != 1 {
-		t.Errorf("upgrade answered %d %q, kraft.version %d", r.ErrorCode, message(r), q.KRaftVersion())
+	if r := update(1, upgradeUpgrade, false); r.ErrorCode != 0 || q.kraftVersion() != 1 {
+		t.Errorf("upgrade answered %d %q, kraft.version %d", r.ErrorCode, message(r), q.kraftVersion())
 	}
 	if want := []bool{false, true, false}; !slices.Equal(q.validate, want) {
 		t.Errorf("upgrades asked with validateOnly %v, want %v", q.validate, want)
 	}
-	if r := update(0, upgradeSafeDowngrade, false); r.ErrorCode != kerr.InvalidUpdateVersion.Code || q.KRaftVersion() != 1 {
-		t.Errorf("downgrade answered %d %q, kraft.version %d", r.ErrorCode, message(r), q.KRaftVersion())
+	if r := update(0, upgradeSafeDowngrade, false); r.ErrorCode != kerr.InvalidUpdateVersion.Code || q.kraftVersion() != 1 {
+		t.Errorf("downgrade answered %d %q, kraft.version %d", r.ErrorCode, message(r), q.kraftVersion())
 	}
 	if r := update(1, upgradeUpgrade, false); r.ErrorCode != 0 || len(q.validate) != 3 {
 		t.Errorf("repeated upgrade answered %d, asked the quorum %d times", r.ErrorCode, len(q.validate))
 	}
 
-	// A log that cannot change kraft.version refuses it.
-	plain, _, _ := newTestController(t, 21)
-	req := kmsg.NewPtrUpdateFeaturesRequest()
-	req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{{Feature: KRaftVersionFeature, MaxVersionLevel: 1, UpgradeType: upgradeUpgrade}}
-	if resp, err := plain.UpdateFeatures(ctx, req); err != nil || resp.ErrorCode != kerr.InvalidUpdateVersion.Code {
-		t.Errorf("upgrade through a plain log: %v, %+v", err, resp)
-	}
 }

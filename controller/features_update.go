@@ -31,7 +31,7 @@ const (
 // A request that sets eligible.leader.replicas.version above 0 also writes
 // the cluster-wide min.insync.replicas ELR needs (elrSafetyRecords).
 // kraft.version belongs to the quorum: an upgrade is handed to it with a
-// NoOp record to wait on (KRaftLog), and it never goes down.
+// NoOp record to wait on (Log.ProposeKRaftUpgrade), and it never goes down.
 func (c *Core) UpdateFeatures(now time.Time, req *kmsg.UpdateFeaturesRequest, answer func(*kmsg.UpdateFeaturesResponse, error)) {
 	resp := req.ResponseKind().(*kmsg.UpdateFeaturesResponse)
 	var failure *Error
@@ -148,9 +148,6 @@ func (c *Core) featureUpdate(im *metadata.Image, name string, level int16, typ i
 	}
 	if level == current {
 		return nil, nil
-	}
-	if _, ok := c.log.(KRaftLog); name == KRaftVersionFeature && !ok {
-		return nil, invalid("This controller's log cannot change kraft.version.")
 	}
 	if name == KRaftVersionFeature {
 		return &metadata.NoOpRecord{}, nil

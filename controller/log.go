@@ -7,14 +7,14 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// Log is what the core needs from the consensus layer: a way to propose
-// records for a leader epoch, and whether this node leads.
+// Log is where the core's writes go: records proposed for a leader epoch,
+// and a kraft.version upgrade handed to the quorum with them. It is one of
+// the core's outputs; the node runtime's controller seam (node/seam.go)
+// implements it, in production and in the simulator alike.
 //
 // Contract. Propose returns at once and never calls stamp or done itself:
-// both are called later, from the caller's event loop, never re-entrantly
-// from inside Propose (the simulator calls them from its one goroutine; in
-// production the concurrent wrapper runs them under its lock, on a
-// goroutine that is not the node loop's, which they must never block).
+// both are called later, on the goroutine that drives the core, as inputs
+// of their own, never re-entrantly from inside Propose.
 //
 // Proposals reach the log in call order, and only while this node leads
 // epoch: since a node never leads an epoch again once it has lost it, the
@@ -23,9 +23,9 @@ import (
 //
 // stamp is not nil only for records that carry their own offset (a broker
 // epoch is the offset of its registration): it is called with the offset
-// of the first record once the log has taken them. A log that encodes the
-// records when it takes them, before it can call stamp on the caller's
-// loop, must write that offset into them first with StampOffsets.
+// of the first record once the log has taken them, before it encodes
+// them, so the core writes that offset into the records (stampOffsets)
+// and no one else touches them.
 //
 // done is called exactly once: with the offset of the first record and nil
 // once the records have committed and been replayed into the committed
@@ -34,26 +34,26 @@ import (
 // epoch) and the first offset if they were taken, -1 if not. Propose
 // returns an error, and never calls done, only when it could not hand the
 // records over.
+//
+// ProposeKRaftUpgrade is Propose with the quorum's kraft.version, which
+// the quorum owns (KIP-853), upgraded to version just before records, so
+// their commit is the upgrade's, as Apache's FeatureControlManager hands
+// the upgrade to its RaftClient. A quorum that refuses the upgrade writes
+// nothing and calls done with -1 and a *KRaftRefusal. With validateOnly
+// nothing is written either way: done follows the check with -1.
 type Log interface {
 	Propose(epoch int32, records []metadata.Record, stamp func(firstOffset int64), done func(firstOffset int64, err error)) error
-	// Leader reports whether this node leads the quorum, and in which epoch.
-	Leader() (epoch int32, ok bool)
+	ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(firstOffset int64, err error)) error
 }
 
-// KRaftLog is a Log whose quorum can change kraft.version, which the
-// quorum owns (KIP-853): the controller hands a kafka-features upgrade of
-// kraft.version over and answers when it commits, as Apache's
-// FeatureControlManager does through its RaftClient.
-type KRaftLog interface {
-	Log
-	// KRaftVersion is the quorum's kraft.version as this node has it.
-	KRaftVersion() int16
-	// ProposeKRaftUpgrade is Propose with the quorum's kraft.version
-	// upgraded to version just before records, so their commit is the
-	// upgrade's. A quorum that refuses the upgrade writes nothing and
-	// calls done with -1 and a *KRaftRefusal. With validateOnly nothing
-	// is written either way: done follows the check with -1.
-	ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(firstOffset int64, err error)) error
+// Quorum is the core's input saying where the quorum stands as this node
+// sees it: whether it leads, in which epoch, and the quorum's
+// kraft.version. The runtime gives it whenever one of them changes, before
+// any other input that follows the change.
+type Quorum struct {
+	Epoch        int32
+	Leader       bool
+	KRaftVersion int16
 }
 
 // KRaftRefusal is the quorum's reason for not upgrading kraft.version,
@@ -82,11 +82,10 @@ func needsOffset(records []metadata.Record) bool {
 	return false
 }
 
-// StampOffsets writes first, the offset the log gives the first of
-// records, into the records that carry their own offset. It touches
-// nothing but records, so a log may call it on its own goroutine; calling
-// it twice with the same offset changes nothing.
-func StampOffsets(records []metadata.Record, first int64) {
+// stampOffsets writes first, the offset the log gives the first of
+// records, into the records that carry their own offset; calling it twice
+// with the same offset changes nothing.
+func stampOffsets(records []metadata.Record, first int64) {
 	for _, r := range records {
 		if reg, ok := r.(*metadata.RegisterBrokerRecord); ok && reg.BrokerEpoch < 0 {
 			reg.BrokerEpoch = first

@@ -283,9 +283,9 @@ func TestReassignmentSurvivesFailover(t *testing.T) {
 
 	c := New(1, nil)
 	q := newFakeQuorum(t, c)
-	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second, Now: (&clock{now: time.Unix(2000, 0)}).Now,
+	q.activate(&clock{now: time.Unix(2000, 0)}, Settings{NodeID: 1, ClusterID: testCluster, SessionTimeout: 9 * time.Second,
 		Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{2})})
-	q.epoch = 2
+	q.lead(2, true)
 	q.write(log)
 	next := &reassignCluster{t: t, c: c, q: q, id: rc.id}
 	next.want("replayed", "replicas=[2 3 1] isr=[1 2] leader=1 adding=[3] removing=[1] leaderEpoch=0")

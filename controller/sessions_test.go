@@ -69,7 +69,7 @@ func TestNothingBeforeTheBootstrapRecords(t *testing.T) {
 	boot := []metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: 27}}
 	c := New(1, boot)
 	q := newFakeQuorum(t, c)
-	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster})
+	q.activate(nil, Settings{NodeID: 1, ClusterID: testCluster})
 	if _, err := c.RegisterBroker(context.Background(), registration(1, 1)); code(err) != kerr.NotController.Code {
 		t.Fatalf("registration before bootstrap: %v", err)
 	}

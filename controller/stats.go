@@ -73,8 +73,8 @@ func (c *Controller) Stats() ClusterStats {
 // TimeSinceLastHeartbeatReceivedMs); nil elsewhere.
 func (c *Controller) HeartbeatAges() map[int32]time.Duration {
 	var out map[int32]time.Duration
-	c.do(func(core *Core, now time.Time) {
-		if _, active := core.log.Leader(); !active || core.sessions == nil {
+	c.run(func(core *Core, now time.Time) {
+		if !core.Leading() || core.sessions == nil {
 			return
 		}
 		out = make(map[int32]time.Duration, len(core.sessions.brokers))

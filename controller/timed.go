@@ -29,7 +29,7 @@ func (c *Core) Tick(now time.Time) {
 	if t.nextBalance.IsZero() {
 		t.nextBalance = now.Add(c.settings.LeaderImbalanceCheck)
 	}
-	if _, ok := c.log.Leader(); !ok {
+	if !c.quorum.Leader {
 		c.dropSpec()
 		return
 	}

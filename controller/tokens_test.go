@@ -17,7 +17,7 @@ func newTokenController(t *testing.T, secret string) (*Controller, *clock) {
 	c := New(1, nil)
 	q := newFakeQuorum(t, c)
 	clk := &clock{now: time.UnixMilli(1_000_000)}
-	c.Activate(q, Settings{NodeID: 1, ClusterID: testCluster, Now: clk.Now, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1}),
+	q.activate(clk, Settings{NodeID: 1, ClusterID: testCluster, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1}),
 		Tokens: TokenSettings{Secret: secret, MaxLifetime: 10 * time.Hour, Expiry: time.Hour, CheckEvery: time.Minute}})
 	q.write([]metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: LatestMetadataVersion}})
 	return c, clk

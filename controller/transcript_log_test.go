@@ -7,8 +7,7 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-// txLog is the transcript's Log and KRaftLog: Propose only records a
-// write; the script decides when the log takes it (gives it its offsets,
+// txLog is the transcript's Log: Propose only records a write; the script decides when the log takes it (gives it its offsets,
 // the stamp), when it commits (replayed into the committed image, then
 // reported done, in the order node/ready.go does both) and when it fails.
 type txLog struct {
@@ -39,9 +38,11 @@ type txWrite struct {
 
 func (w *txWrite) end() int64 { return w.first + int64(len(w.recs)) }
 
-func (l *txLog) Leader() (int32, bool) { return l.epoch, l.leader }
-
-func (l *txLog) KRaftVersion() int16 { return l.kraft }
+// tell gives the core the quorum's state, as the node's seam does when it
+// changes.
+func (l *txLog) tell() {
+	l.tr.core.SetQuorum(Quorum{Epoch: l.epoch, Leader: l.leader, KRaftVersion: l.kraft})
+}
 
 func (l *txLog) Propose(epoch int32, recs []metadata.Record, stamp func(int64), done func(int64, error)) error {
 	l.queue(&txWrite{epoch: epoch, recs: recs, stamp: stamp, done: done}, "")
@@ -87,20 +88,21 @@ func (l *txLog) take(n int) {
 			continue
 		case up != nil:
 			l.kraft = up.version
+			l.tell()
 		}
-		l.append(w)
+		w.first = l.next
 		l.tr.printf("%s taken at %s", w.name, offsets(w))
-		if w.stamp != nil {
-			w.stamp(w.first)
-		}
+		l.append(w)
 	}
 }
 
-// append puts w at the end of the log, encoded as the log would hold it
-// (after StampOffsets, as Log's contract asks of a log that encodes).
+// append puts w at the end of the log, encoded as the log would hold it:
+// after the stamp, which writes the offset into records that carry it.
 func (l *txLog) append(w *txWrite) {
 	w.first = l.next
-	StampOffsets(w.recs, w.first)
+	if w.stamp != nil {
+		w.stamp(w.first)
+	}
 	for _, r := range w.recs {
 		if r == nil {
 			w.encoded = append(w.encoded, nil) // a control record

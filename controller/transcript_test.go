@@ -62,6 +62,7 @@ var txLogCommands = map[string]func(tr *transcript, c txCmd){
 	"resign": func(tr *transcript, c txCmd) {
 		tr.log.leader = false
 		tr.log.fail(c.has("keep"))
+		tr.log.tell()
 	},
 	"take": func(tr *transcript, c txCmd) { tr.log.take(tr.int(c, "n", -1)) },
 	// commit [end=<offset>|n=<writes>]: the taken writes below end, the
@@ -84,6 +85,7 @@ var txLogCommands = map[string]func(tr *transcript, c txCmd){
 		if code := tr.int(c, "refuse", 0); code != 0 {
 			tr.log.refusal = &Error{Code: int16(code), Message: "the quorum refuses"}
 		}
+		tr.log.tell()
 	},
 	"tick": func(tr *transcript, c txCmd) { tr.core.Tick(tr.now) },
 	// foreign-write topic=<name>: another writer (not the core) puts a
@@ -146,6 +148,7 @@ func (tr *transcript) lead(epoch int32) {
 	w.recs = append(w.recs, tr.ctl.ActivationRecords()...)
 	tr.log.append(w)
 	tr.printf("leader of epoch %d; the node writes at %s:%s", epoch, offsets(w), tr.records(w.recs))
+	tr.log.tell()
 }
 
 // settle takes and commits until the log holds nothing uncommitted.

@@ -2,125 +2,46 @@ package controller
 
 import (
 	"context"
-	crand "crypto/rand"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/kraftd/kraftd/metadata"
 )
 
-// The concurrent wrapper: the blocking, context-bound methods request
-// handlers call from their own goroutines. Each takes op, gives the core
-// its input with the time from Settings.Now, and waits, without op, for
-// the answer, which the core hands to a buffered channel. Nothing holding
-// op ever waits for the node loop: the core does not block, and
-// Log.Propose returns at once; so the node loop, which never takes op,
-// cannot deadlock with it.
-//
-// The log's notifications (stamp, done) must run under op too, but the
-// goroutine that brings them should not queue behind every handler
-// building an operation: the answers of a whole pipeline wait on it. So a
-// notification goes into inbox, and runs at once if op is free, else by
-// whoever holds op, before letting go of it (unlock).
+// The blocking wrapper: the context-bound methods request handlers call
+// from their own goroutines. Each hands its input to the goroutine that
+// owns the core (Driver: the node's loop, through its controller seam) and
+// waits for the answer, which the core hands to a buffered channel. The
+// wrapper holds no lock and no core of its own: the driver runs every
+// input in turn, with the time, so the core's inputs are the driver's
+// events and nothing else.
 
-// Activate makes the controller able to serve operations through log,
-// whose stamp and done may come from any goroutine but never from inside
-// Propose. It is called once, before requests arrive.
-func (c *Controller) Activate(log Log, s Settings) {
-	if s.Now == nil {
-		s.Now = time.Now
-	}
-	if s.TopicIDs == nil {
-		s.TopicIDs = crand.Reader
-	}
-	c.op.Lock()
-	defer c.unlock()
-	c.clock = s.Now
-	var locked Log = lockedLog{log, c}
-	if k, ok := log.(KRaftLog); ok {
-		locked = lockedKRaftLog{lockedLog{log, c}, k}
-	}
-	c.core = NewCore(c, locked, s)
-}
+// Driver hands input to the goroutine that owns the core, which runs it
+// with the time it gives; it reports false, without running input, when
+// there is no core to run it (the node stopped). Once it reported true,
+// input runs, even when the node stops meanwhile. It must never be called
+// from that goroutine itself.
+type Driver func(input func(core *Core, now time.Time)) bool
 
-// lockedLog hands the core's callbacks to the log as notifications, so
-// they run serialized with every other input of the core.
-type lockedLog struct {
-	Log
-	c *Controller
-}
+// Serve makes the controller able to serve operations through drive. It
+// is called once, before requests arrive.
+func (c *Controller) Serve(drive Driver) { c.drive = drive }
 
-func (l lockedLog) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	var notifyStamp func(int64)
-	if stamp != nil {
-		notifyStamp = func(first int64) { l.c.notify(func() { stamp(first) }) }
-	}
-	return l.Log.Propose(epoch, records, notifyStamp, func(first int64, err error) {
-		l.c.notify(func() { done(first, err) })
-	})
-}
-
-// lockedKRaftLog is lockedLog over a log that can change kraft.version.
-type lockedKRaftLog struct {
-	lockedLog
-	k KRaftLog
-}
-
-func (l lockedKRaftLog) KRaftVersion() int16 { return l.k.KRaftVersion() }
-
-func (l lockedKRaftLog) ProposeKRaftUpgrade(epoch int32, version int16, validateOnly bool, records []metadata.Record, done func(int64, error)) error {
-	return l.k.ProposeKRaftUpgrade(epoch, version, validateOnly, records, func(first int64, err error) {
-		l.c.notify(func() { done(first, err) })
-	})
-}
-
-// notify runs f under op, now or, if op is held, before it is let go.
-func (c *Controller) notify(f func()) {
-	c.inboxMu.Lock()
-	c.inbox = append(c.inbox, f)
-	c.inboxMu.Unlock()
-	if c.op.TryLock() {
-		c.unlock()
-	}
-}
-
-// unlock runs the notifications waiting in the inbox, in order, and lets
-// go of op. A notification queued after the last look but before op is
-// free found op held, so unlock looks again once op is free: no
-// notification is left behind.
-func (c *Controller) unlock() {
-	for {
-		for {
-			c.inboxMu.Lock()
-			batch := c.inbox
-			c.inbox = nil
-			c.inboxMu.Unlock()
-			if len(batch) == 0 {
-				break
-			}
-			for _, f := range batch {
-				f()
-			}
-		}
-		c.op.Unlock()
-		c.inboxMu.Lock()
-		more := len(c.inbox) > 0
-		c.inboxMu.Unlock()
-		if !more || !c.op.TryLock() {
-			return
-		}
-	}
-}
-
-// do gives the core one input under op; false when not activated.
+// do gives the core one input; false when there is none.
 func (c *Controller) do(input func(core *Core, now time.Time)) bool {
-	c.op.Lock()
-	defer c.unlock()
-	if c.core == nil {
+	if c.drive == nil {
 		return false
 	}
-	input(c.core, c.clock())
+	return c.drive(input)
+}
+
+// run gives the core one input and waits until it has run; false when
+// there is no core.
+func (c *Controller) run(input func(core *Core, now time.Time)) bool {
+	ran := make(chan struct{})
+	if !c.do(func(core *Core, now time.Time) { input(core, now); close(ran) }) {
+		return false
+	}
+	<-ran
 	return true
 }
 
@@ -131,8 +52,8 @@ func await[T any](ctx context.Context, c *Controller, start func(core *Core, now
 }
 
 // Answer is the answer of an operation given to the core without waiting:
-// the core may have answered it at once (Ready), or answers it later, from
-// whichever goroutine then holds op (Wait).
+// the core may have answered it already (Ready), or answers it later, from
+// the goroutine that drives it (Wait).
 type Answer[T any] struct {
 	ch  chan answered[T]
 	got bool
@@ -206,11 +127,8 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 }
 
 // StartBrokerHeartbeat gives the core a heartbeat and returns without
-// waiting. A heartbeat that writes nothing while no write is pending is
-// answered before it returns (Ready), so a server can answer most of a
-// fleet's heartbeats on the connection's own goroutine; one that writes
-// (unfence, fence, controlled shutdown), or read records not yet
-// committed, is answered once they have committed, as with BrokerHeartbeat.
+// waiting; its answer comes once what it wrote, or a write after it, has
+// committed, as with BrokerHeartbeat.
 func (c *Controller) StartBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *Answer[*kmsg.BrokerHeartbeatResponse] {
 	return begin(c, func(core *Core, now time.Time, answer func(*kmsg.BrokerHeartbeatResponse, error)) {
 		core.BrokerHeartbeat(now, req, answer)
@@ -310,11 +228,7 @@ func (c *Controller) AssignReplicasToDirs(ctx context.Context, req *kmsg.AssignR
 // on a node that is not the active controller.
 func (c *Controller) FenceStaleBrokers(ctx context.Context) (bool, error) {
 	active := false
-	c.do(func(core *Core, _ time.Time) {
-		if _, active = core.log.Leader(); !active {
-			core.dropSpec()
-		}
-	})
+	c.run(func(core *Core, _ time.Time) { active = core.Leading() })
 	if !active {
 		return false, nil
 	}
@@ -335,14 +249,14 @@ func (c *Controller) Tick() {
 // IsActive reports whether this node is the active controller.
 func (c *Controller) IsActive() bool {
 	active := false
-	c.do(func(core *Core, _ time.Time) { _, active = core.log.Leader() })
+	c.run(func(core *Core, _ time.Time) { active = core.Leading() })
 	return active
 }
 
 // SelfRegistration is the ControllerRegistration this controller sends for
 // itself: its listeners and the feature ranges it supports.
 func (c *Controller) SelfRegistration() *kmsg.ControllerRegistrationRequest {
-	var s Settings
-	c.do(func(core *Core, _ time.Time) { s = core.settings })
-	return selfRegistration(&s)
+	var req *kmsg.ControllerRegistrationRequest
+	c.run(func(core *Core, _ time.Time) { req = core.SelfRegistration() })
+	return req
 }

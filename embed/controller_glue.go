@@ -1,9 +1,9 @@
 package embed
 
-// Glue between the node (quorum loop) and the controller's operations: the
-// Log the controller proposes through, the clock that drives the
-// controller's timed work, and this controller's registration with a
-// leader.
+// Glue between the node (quorum loop) and the controller's operations:
+// the controller's settings, given to the node's seam (node/seam.go),
+// which drives its core on the loop; this controller's registration with
+// a leader.
 
 import (
 	"context"
@@ -26,7 +26,8 @@ import (
 // records carry them.
 var securityProtocolIDs = map[string]int16{"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
 
-// attachController gives the controller its log and settings.
+// attachController gives the node's loop the controller's core, and the
+// controller the loop to run its operations on.
 func (n *Node) attachController() {
 	var incarnation [16]byte
 	_, _ = crand.Read(incarnation[:])
@@ -35,7 +36,7 @@ func (n *Node) attachController() {
 		listeners = append(listeners, controller.Listener{Name: e.Name, Host: e.Host, Port: e.Port,
 			SecurityProtocol: securityProtocolIDs[n.cfg.ListenerProtocols[e.Name]]})
 	}
-	n.ctl.Activate(newNodeQuorum(n), controller.Settings{
+	n.runner.Node().AttachController(n.ctl, controller.Settings{
 		NodeID:                   n.cfg.NodeID,
 		ClusterID:                n.disk.Meta.ClusterID,
 		SessionTimeout:           time.Duration(n.cfg.BrokerSessionTimeoutMs) * time.Millisecond,
@@ -53,10 +54,11 @@ func (n *Node) attachController() {
 		Tokens: controller.TokenSettings{Secret: n.cfg.Tokens.Secret, MaxLifetime: n.cfg.Tokens.MaxLifetime,
 			Expiry: n.cfg.Tokens.Expiry, CheckEvery: n.cfg.Tokens.ExpiryCheck},
 	})
+	n.ctl.Serve(n.runner.Drive)
 }
 
 // reportTimedWork logs how the controller's timed work ended. It runs on
-// the controller's loop.
+// the node's loop.
 func (n *Node) reportTimedWork(work string, count int, err error) {
 	switch {
 	case err != nil:
@@ -68,17 +70,15 @@ func (n *Node) reportTimedWork(work string, count int, err error) {
 	}
 }
 
-// controllerTick is how often the controller's timed work runs: far below
-// the 9 s broker session and quick enough to register promptly.
-const controllerTick = 100 * time.Millisecond
+// registrationPoll is how often a controller that does not lead looks
+// whether the image holds its registration yet.
+const registrationPoll = 100 * time.Millisecond
 
-// runController drives the controller's timed work until the node stops:
-// the controller's own (Controller.Tick: fencing brokers whose session
-// expired, preferred-leader balancing, the active controller's own
-// registration), and, on a node that does not lead, sending this
-// controller's registration to the leader once metadata.version allows it.
+// runController sends, on a node that does not lead, this controller's
+// registration to the leader once metadata.version allows it, until the
+// node stops. (The controller's timed work runs on the node's loop.)
 func (n *Node) runController() {
-	t := time.NewTicker(controllerTick)
+	t := time.NewTicker(registrationPoll)
 	defer t.Stop()
 	var nextRegistration time.Time
 	for {
@@ -89,7 +89,6 @@ func (n *Node) runController() {
 			return
 		case <-t.C:
 		}
-		n.ctl.Tick()
 		if time.Now().After(nextRegistration) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			if err := n.registerWithLeader(ctx); err != nil {
@@ -104,7 +103,7 @@ func (n *Node) runController() {
 // registerWithLeader makes sure the image holds this controller's
 // registration by sending ControllerRegistration to the active controller,
 // as Apache controllers do. The active controller writes its own
-// (Controller.Tick).
+// (controller.Core.Tick).
 func (n *Node) registerWithLeader(ctx context.Context) error {
 	req := n.ctl.SelfRegistration()
 	if n.ctl.MetadataVersion() < controller.MVControllerRegistration || n.ctl.ControllerRegistered(req.ControllerID, req.IncarnationID) {

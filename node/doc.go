@@ -12,7 +12,15 @@
 //     Ready marked SendFirst leaves before step 1);
 //  5. Advance; then replay of newly committed records into the state
 //     machine (the controller), answers to proposals whose records
-//     committed, activation of a new leader, and the snapshot policy.
+//     committed, activation of a new leader, and the snapshot policy;
+//     then the controller core's new proposals.
+//
+// The controller's active core runs on the same loop, driven by one
+// adapter, Seam (seam.go), in production and in the simulator alike: the
+// seam gives the core its inputs (operations with the node's time, the
+// timed work every 100 ms, the quorum's role, epoch and kraft.version,
+// the stamp and outcome of each proposal) and hands its proposals to
+// Propose once each input has returned.
 //
 // It reaches the world only through the interfaces of env.go: the disk
 // (storage.Log over storage.FS, opened by Disk), a Transport for peers
@@ -29,5 +37,6 @@
 //
 // A Node must never open a socket, read the wall clock or global randomness,
 // or start a goroutine of its own; every method but Status and the
-// constructors is for the one goroutine that drives it.
+// constructors is for the one goroutine that drives it, and so is the
+// controller core its seam drives.
 package node

@@ -107,6 +107,8 @@ type Node struct {
 	disk *Disk
 	core *quorum.Node
 	sm   StateMachine
+	// seam drives the controller's core, if one is attached (seam.go).
+	seam *Seam
 
 	waiters     map[uint64]waiter
 	nextInbound uint64
@@ -270,9 +272,13 @@ func (n *Node) Err() error { return n.fatal }
 
 func (n *Node) nowMs() int64 { return n.env.Clock.Now().UnixMilli() }
 
-// Tick advances the core's clock to now.
+// Tick advances the core's clock to now, and runs the controller's timed
+// work when it is due.
 func (n *Node) Tick() {
 	n.core.Tick(n.nowMs())
+	if n.seam != nil {
+		n.seam.tick(n.env.Clock.Now())
+	}
 }
 
 // Inbound steps a KRaft request from a client or peer; reply gets the
@@ -396,6 +402,9 @@ func (n *Node) failAll(err error) {
 		w.done(w.first, err)
 	}
 	n.commitWaits = nil
+	if n.seam != nil {
+		n.seam.stop()
+	}
 }
 
 // failHeld answers the proposals held for an activation that will not come.

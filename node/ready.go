@@ -10,7 +10,8 @@ import (
 )
 
 // Process runs the Ready loop until the core has nothing left: persist
-// (fsync), send, Advance; then apply what committed. A leader's Ready may be
+// (fsync), send, Advance; then apply what committed, and hand the
+// controller's new proposals to the core (seam.go). A leader's Ready may be
 // sent first, so that followers write and fsync the records while the
 // leader does. Applying last keeps replay off the path of the next Fetch or
 // fetch answer, and anything apply proposes (activation records) reaches
@@ -27,6 +28,11 @@ func (n *Node) Process() error {
 			if err := n.applyCommitted(); err != nil {
 				n.fatal = err
 			}
+		}
+		if n.fatal == nil && n.seam != nil {
+			// What the controller made of the commits goes to the core
+			// in this same pass.
+			n.seam.flush()
 		}
 	}
 	if n.fatal != nil {
@@ -256,6 +262,11 @@ func (n *Node) onSoftState(s quorum.SoftState) {
 	}
 	if s.Role != quorum.RoleLeader {
 		n.failHeld(ErrNotController)
+	}
+	if n.seam != nil {
+		// After the failures above, so that the controller answers what
+		// was in flight in log order before what was queued behind it.
+		n.seam.observe()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/quorum"
 )
 
@@ -46,6 +47,10 @@ type Runner struct {
 	stop   chan struct{}
 	done   chan struct{}
 	err    error
+	// driving counts the Drive calls under way; settling is set once the
+	// loop settles its last events (settleEvents).
+	driving  atomic.Int32
+	settling atomic.Bool
 }
 
 type event struct {
@@ -53,6 +58,7 @@ type event struct {
 	reply    func(kmsg.Response)
 	peer     *quorum.Message
 	proposal *Proposal
+	control  func(core *controller.Core, now time.Time)
 }
 
 type wallClock struct{}
@@ -224,6 +230,7 @@ func (r *Runner) Run() error {
 		if err := n.Process(); err != nil {
 			r.err = err
 			n.Close(err)
+			r.settleEvents()
 			return err
 		}
 	}
@@ -249,6 +256,50 @@ func (r *Runner) handle(ev event) {
 		r.node.StepPeer(*ev.peer)
 	case ev.proposal != nil:
 		r.node.Propose(ev.proposal)
+	case ev.control != nil:
+		r.node.seam.Do(ev.control)
+	}
+}
+
+// Drive is the controller's Driver (controller.Controller.Serve): it
+// hands input to the loop, which runs it on the core of the node's seam
+// (AttachController), and reports false once the loop has stopped.
+// Once it reported true the input runs, even when the loop stops: the
+// loop settles every input handed over (settleEvents).
+func (r *Runner) Drive(input func(core *controller.Core, now time.Time)) bool {
+	r.driving.Add(1)
+	defer r.driving.Add(-1)
+	if r.node.seam == nil || r.settling.Load() {
+		return false
+	}
+	r.events <- event{control: input} // the loop, or settleEvents, takes it
+	return true
+}
+
+// settleEvents answers the events still queued once the node is closed:
+// requests get no answer, proposals ErrStopped, and the controller's
+// inputs run on a core that leads nothing. It returns once no Drive is
+// under way, so that none is left behind.
+func (r *Runner) settleEvents() {
+	r.settling.Store(true)
+	for {
+		select {
+		case ev := <-r.events:
+			switch {
+			case ev.inbound != nil:
+				ev.reply(nil)
+			case ev.proposal != nil:
+				ev.proposal.Done(-1, ErrStopped)
+			case ev.control != nil:
+				r.node.seam.Do(ev.control)
+			}
+			continue
+		default:
+		}
+		if r.driving.Load() == 0 && len(r.events) == 0 {
+			return
+		}
+		runtime.Gosched()
 	}
 }
 
@@ -271,6 +322,7 @@ func (r *Runner) shutdown() error {
 			Msg("stopping: not the leader, nothing to resign")
 	}
 	err := n.Close(ErrStopped)
+	r.settleEvents()
 	r.log.Info().Int64("log_end_offset", n.disk.Log.EndOffset()).Int64("high_watermark", n.hw).Dur("took_ms", time.Since(began)).
 		Msg("quorum loop stopped")
 	if perr != nil {

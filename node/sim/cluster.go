@@ -11,8 +11,6 @@ import (
 
 	"github.com/kraftd/kraftd/controller"
 	"github.com/kraftd/kraftd/metadata"
-	"github.com/kraftd/kraftd/node"
-	"github.com/kraftd/kraftd/quorum"
 )
 
 // The cluster around the quorum: simulated brokers that register,
@@ -39,9 +37,10 @@ type simBroker struct {
 	lastEpoch   int64 // the last epoch a registration answered
 }
 
-// startController gives a node's incarnation its controller core.
+// startController gives a node's incarnation its controller core, driven
+// by the node's seam as in production.
 func (s *Sim) startController(n *simNode) {
-	n.core = controller.NewCore(n.ctl, simLog{n}, controller.Settings{
+	n.seam = n.node.AttachController(n.ctl, controller.Settings{
 		NodeID:                   n.id,
 		ClusterID:                simClusterID,
 		SessionTimeout:           sessionTimeout,
@@ -50,6 +49,7 @@ func (s *Sim) startController(n *simNode) {
 		Rand:                     rand.New(rand.NewPCG(s.opts.Seed, uint64(n.id)<<32|n.incarn|1<<62)),
 		TopicIDs:                 rand.NewChaCha8(seedBytes(s.opts.Seed, n.id, n.incarn)),
 	})
+	n.seam.OnCommitted(func(first int64, records []metadata.Record) { s.check.acked(n, first, records) })
 }
 
 func seedBytes(seed uint64, id int32, incarn uint64) (b [32]byte) {
@@ -61,49 +61,9 @@ func seedBytes(seed uint64, id int32, incarn uint64) (b [32]byte) {
 	return b
 }
 
-// simLog is a controller core's Log: proposals wait in the node until the
-// simulator hands them to the runtime (flushProposals), so the core is never
-// called back from inside its own Propose.
-type simLog struct{ n *simNode }
-
-func (l simLog) Propose(epoch int32, records []metadata.Record, stamp func(int64), done func(int64, error)) error {
-	n := l.n
-	p := &node.Proposal{Records: records, Epoch: epoch}
-	p.Done = func(first int64, err error) {
-		if err == nil {
-			n.s.check.acked(n, first, records)
-		}
-		done(first, err)
-	}
-	if stamp != nil {
-		p.Stamp = func(first int64) {
-			controller.StampOffsets(records, first)
-			stamp(first)
-		}
-	}
-	n.proposals = append(n.proposals, p)
-	return nil
-}
-
-func (l simLog) Leader() (int32, bool) {
-	if !l.n.up {
-		return 0, false
-	}
-	st := l.n.node.Status()
-	return st.Epoch, st.Role == quorum.RoleLeader
-}
-
-// flushProposals hands the core's proposals to the runtime; what that
-// answers at once may queue more.
-func (n *simNode) flushProposals() {
-	for n.up && len(n.proposals) > 0 {
-		ps := n.proposals
-		n.proposals = nil
-		for _, p := range ps {
-			n.node.Propose(p)
-		}
-	}
-}
+// do gives the node's controller core one input, as a request handler's
+// would reach it through the node's loop.
+func (n *simNode) do(input func(core *controller.Core, now time.Time)) { n.seam.Do(input) }
 
 // target is the node a client sends to: mostly the leader it can see, at
 // times any node (which answers NOT_CONTROLLER).
@@ -120,27 +80,18 @@ func (s *Sim) target() *simNode {
 	return n
 }
 
-// clusterWork runs one step of the brokers, the admin and the cores'
-// timed work.
+// clusterWork runs one step of the brokers and the admin. (The cores'
+// timed work runs as the nodes tick, node/seam.go.)
 func (s *Sim) clusterWork() {
-	now := time.UnixMilli(s.now)
 	for _, b := range s.brokers {
-		s.brokerStep(b, now)
+		s.brokerStep(b)
 	}
 	if s.rand.Float64() < s.faults.AdminProb {
-		s.adminStep(now)
-	}
-	if s.now%100 == 0 {
-		for _, n := range s.nodes {
-			if n.running() {
-				n.core.Tick(now)
-				n.flushProposals()
-			}
-		}
+		s.adminStep()
 	}
 }
 
-func (s *Sim) brokerStep(b *simBroker, now time.Time) {
+func (s *Sim) brokerStep(b *simBroker) {
 	if b.pending || s.now < b.nextAt || s.now < b.awayUntil {
 		return
 	}
@@ -159,54 +110,61 @@ func (s *Sim) brokerStep(b *simBroker, now time.Time) {
 	}
 	b.pending = true
 	if b.epoch < 0 {
-		s.register(n, b, now)
+		s.register(n, b)
 		return
 	}
-	if s.rand.IntN(4) == 0 && s.alterPartition(n, b, now) {
+	if s.rand.IntN(4) == 0 && s.alterPartition(n, b) {
 		return
 	}
 	req := kmsg.NewPtrBrokerHeartbeatRequest()
 	req.SetVersion(1)
 	req.BrokerID, req.BrokerEpoch = b.id, b.epoch
 	req.CurrentMetadataOffset = max(0, n.node.Status().HighWatermark-1)
-	n.core.BrokerHeartbeat(now, req, func(resp *kmsg.BrokerHeartbeatResponse, err error) {
-		b.pending = false
-		if err == nil && resp.ErrorCode == 0 {
-			s.stats.Heartbeats++
-		}
-		if err == nil && resp.ErrorCode == kerr.StaleBrokerEpoch.Code {
-			b.epoch = -1 // fenced and forgotten: register again
-		}
+	n.do(func(core *controller.Core, now time.Time) {
+		core.BrokerHeartbeat(now, req, func(resp *kmsg.BrokerHeartbeatResponse, err error) {
+			b.pending = false
+			if err == nil && resp.ErrorCode == 0 {
+				s.stats.Heartbeats++
+			}
+			if err == nil && resp.ErrorCode == kerr.StaleBrokerEpoch.Code {
+				b.epoch = -1 // fenced and forgotten: register again
+			}
+		})
 	})
-	n.flushProposals()
 }
 
-func (s *Sim) register(n *simNode, b *simBroker, now time.Time) {
+func (s *Sim) register(n *simNode, b *simBroker) {
 	req := kmsg.NewPtrBrokerRegistrationRequest()
 	req.SetVersion(4)
 	req.BrokerID, req.ClusterID, req.IncarnationID = b.id, simClusterID, b.incarnation
 	req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: "PLAINTEXT", Host: "sim", Port: uint16(b.id)}}
-	req.Features = []kmsg.BrokerRegistrationRequestFeature{{Name: controller.MetadataVersionFeature, MinSupportedVersion: 7, MaxSupportedVersion: controller.LatestMetadataVersion}}
+	// As an Apache 4.x broker: the quorum's kraft.version (1 in a
+	// dynamic quorum, or once upgraded) must be one it supports.
+	req.Features = []kmsg.BrokerRegistrationRequestFeature{
+		{Name: controller.MetadataVersionFeature, MinSupportedVersion: 7, MaxSupportedVersion: controller.LatestMetadataVersion},
+		{Name: controller.KRaftVersionFeature, MinSupportedVersion: 0, MaxSupportedVersion: 1},
+	}
 	req.LogDirs = [][16]byte{{0: 0x10, 1: byte(b.id), 2: b.incarnation[0], 15: 1}}
 	req.PreviousBrokerEpoch = -1
-	n.core.RegisterBroker(now, req, func(epoch int64, err error) {
-		b.pending = false
-		if err != nil {
-			return
-		}
-		if epoch <= b.lastEpoch {
-			s.check.fail(fmt.Errorf("broker %d registered with epoch %d after epoch %d", b.id, epoch, b.lastEpoch))
-		}
-		b.epoch, b.lastEpoch = epoch, epoch
-		s.stats.Registrations++
+	n.do(func(core *controller.Core, now time.Time) {
+		core.RegisterBroker(now, req, func(epoch int64, err error) {
+			b.pending = false
+			if err != nil {
+				return
+			}
+			if epoch <= b.lastEpoch {
+				s.check.fail(fmt.Errorf("broker %d registered with epoch %d after epoch %d", b.id, epoch, b.lastEpoch))
+			}
+			b.epoch, b.lastEpoch = epoch, epoch
+			s.stats.Registrations++
+		})
 	})
-	n.flushProposals()
 }
 
 // alterPartition has the broker change the ISR of a partition it leads,
 // as the node's committed image shows it: down to itself, or back to every
 // replica. It reports whether it sent one.
-func (s *Sim) alterPartition(n *simNode, b *simBroker, now time.Time) bool {
+func (s *Sim) alterPartition(n *simNode, b *simBroker) bool {
 	name := topicNames[s.rand.IntN(len(topicNames))]
 	p, ok := n.ctl.Partition(name, 0)
 	if !ok {
@@ -229,17 +187,18 @@ func (s *Sim) alterPartition(n *simNode, b *simBroker, now time.Time) bool {
 	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch, rp.NewISR = 0, p.LeaderEpoch, p.PartitionEpoch, isr
 	t.Partitions = []kmsg.AlterPartitionRequestTopicPartition{rp}
 	req.Topics = []kmsg.AlterPartitionRequestTopic{t}
-	n.core.AlterPartition(now, req, func(resp *kmsg.AlterPartitionResponse, err error) {
-		b.pending = false
-		if err == nil && resp.ErrorCode == 0 {
-			s.stats.AlterPartitions++
-		}
+	n.do(func(core *controller.Core, now time.Time) {
+		core.AlterPartition(now, req, func(resp *kmsg.AlterPartitionResponse, err error) {
+			b.pending = false
+			if err == nil && resp.ErrorCode == 0 {
+				s.stats.AlterPartitions++
+			}
+		})
 	})
-	n.flushProposals()
 	return true
 }
 
-func (s *Sim) adminStep(now time.Time) {
+func (s *Sim) adminStep() {
 	n := s.target()
 	if n == nil {
 		return
@@ -253,12 +212,14 @@ func (s *Sim) adminStep(now time.Time) {
 		t.Topic, t.NumPartitions, t.ReplicationFactor = name, 1+s.rand.Int32N(3), 1
 		req.Topics = []kmsg.CreateTopicsRequestTopic{t}
 		op := s.history.call(s.now, topicOp{create: true, name: name})
-		n.core.CreateTopics(now, req, func(resp *kmsg.CreateTopicsResponse, err error) {
-			code := topLevelCode(err)
-			if err == nil && len(resp.Topics) == 1 {
-				code = resp.Topics[0].ErrorCode
-			}
-			s.history.answer(op, s.now, code)
+		n.do(func(core *controller.Core, now time.Time) {
+			core.CreateTopics(now, req, func(resp *kmsg.CreateTopicsResponse, err error) {
+				code := topLevelCode(err)
+				if err == nil && len(resp.Topics) == 1 {
+					code = resp.Topics[0].ErrorCode
+				}
+				s.history.answer(op, s.now, code)
+			})
 		})
 	case 2:
 		req := kmsg.NewPtrDeleteTopicsRequest()
@@ -267,12 +228,14 @@ func (s *Sim) adminStep(now time.Time) {
 		t.Topic = &name
 		req.Topics = []kmsg.DeleteTopicsRequestTopic{t}
 		op := s.history.call(s.now, topicOp{name: name})
-		n.core.DeleteTopics(now, req, func(resp *kmsg.DeleteTopicsResponse, err error) {
-			code := topLevelCode(err)
-			if err == nil && len(resp.Topics) == 1 {
-				code = resp.Topics[0].ErrorCode
-			}
-			s.history.answer(op, s.now, code)
+		n.do(func(core *controller.Core, now time.Time) {
+			core.DeleteTopics(now, req, func(resp *kmsg.DeleteTopicsResponse, err error) {
+				code := topLevelCode(err)
+				if err == nil && len(resp.Topics) == 1 {
+					code = resp.Topics[0].ErrorCode
+				}
+				s.history.answer(op, s.now, code)
+			})
 		})
 	case 3:
 		req := kmsg.NewPtrCreatePartitionsRequest()
@@ -280,7 +243,9 @@ func (s *Sim) adminStep(now time.Time) {
 		t := kmsg.NewCreatePartitionsRequestTopic()
 		t.Topic, t.Count = name, 2+s.rand.Int32N(4)
 		req.Topics = []kmsg.CreatePartitionsRequestTopic{t}
-		n.core.CreatePartitions(now, req, func(*kmsg.CreatePartitionsResponse, error) {})
+		n.do(func(core *controller.Core, now time.Time) {
+			core.CreatePartitions(now, req, func(*kmsg.CreatePartitionsResponse, error) {})
+		})
 	case 4:
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		req.SetVersion(1)
@@ -291,7 +256,9 @@ func (s *Sim) adminStep(now time.Time) {
 		c.Name, c.Op, c.Value = "retention.ms", kmsg.IncrementalAlterConfigOpSet, &v
 		r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{c}
 		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{r}
-		n.core.IncrementalAlterConfigs(now, req, func(*kmsg.IncrementalAlterConfigsResponse, error) {})
+		n.do(func(core *controller.Core, now time.Time) {
+			core.IncrementalAlterConfigs(now, req, func(*kmsg.IncrementalAlterConfigsResponse, error) {})
+		})
 	case 5:
 		// metadata.version to the level it has: accepted, and writes
 		// nothing new.
@@ -300,9 +267,10 @@ func (s *Sim) adminStep(now time.Time) {
 		f := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
 		f.Feature, f.MaxVersionLevel = controller.MetadataVersionFeature, controller.LatestMetadataVersion
 		req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{f}
-		n.core.UpdateFeatures(now, req, func(*kmsg.UpdateFeaturesResponse, error) {})
+		n.do(func(core *controller.Core, now time.Time) {
+			core.UpdateFeatures(now, req, func(*kmsg.UpdateFeaturesResponse, error) {})
+		})
 	}
-	n.flushProposals()
 }
 
 // topLevelCode is the Kafka error code of an operation that failed as a

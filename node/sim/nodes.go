@@ -35,11 +35,9 @@ type simNode struct {
 	disk    *node.Disk
 	node    *node.Node
 	ctl     *controller.Controller
-	core    *controller.Core
-	// proposals are the core's, waiting to be handed to the runtime.
-	proposals []*node.Proposal
-	up        bool
-	incarn    uint64
+	seam    *node.Seam // drives ctl's core on the node's loop
+	up      bool
+	incarn  uint64
 	// open are the requests this incarnation was handed and has not
 	// answered (a parked Fetch): a crash that closes its connections fails
 	// them at their senders.
@@ -122,7 +120,6 @@ func (s *Sim) start(n *simNode) error {
 		return fmt.Errorf("n%d cannot start: %w", n.id, err)
 	}
 	n.up = true
-	n.proposals = nil
 	s.startController(n)
 	return s.check.started(n)
 }
@@ -140,7 +137,7 @@ func (s *Sim) crash(n *simNode) {
 		}
 	}
 	n.open, n.changesAsked = nil, 0
-	n.node, n.ctl, n.core, n.disk, n.syncJob, n.proposals = nil, nil, nil, nil, nil, nil
+	n.node, n.ctl, n.seam, n.disk, n.syncJob = nil, nil, nil, nil, nil
 	n.fs = n.fs.Crash(s.rand)
 	s.event("n%d crashed", n.id)
 	s.stats.Crashes++

@@ -8,8 +8,10 @@
 // drawn per seed (swarm testing). Every message goes through kmsg's
 // AppendTo/ReadFrom on the way, and invariants are checked after every step.
 //
-// It must never contain a Ready loop of its own: it drives node.Node through
-// the same entry points production's node.Runner uses.
+// It must never contain a Ready loop or a controller log of its own: it
+// drives node.Node through the same entry points production's node.Runner
+// uses, and each node's controller core through the node's seam
+// (node.Seam.Do), as production's request handlers reach it.
 package sim
 
 import (
@@ -413,7 +415,6 @@ func (s *Sim) step() error {
 		if err := s.check.afterProcess(n); err != nil {
 			return err
 		}
-		n.flushProposals()
 	}
 	return nil
 }
