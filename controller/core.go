@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/kraftd/kraftd/metadata"
 )
 
@@ -127,12 +125,6 @@ func (c *Core) SetQuorum(q Quorum) {
 
 // Leading reports whether the core was last told that this node leads.
 func (c *Core) Leading() bool { return c.quorum.Leader }
-
-// SelfRegistration is the ControllerRegistration this controller sends
-// for itself: its listeners and the feature ranges it supports.
-func (c *Core) SelfRegistration() *kmsg.ControllerRegistrationRequest {
-	return selfRegistration(&c.settings)
-}
 
 // observe advances the core's clock to now, never back.
 func (c *Core) observe(now time.Time) {

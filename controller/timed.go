@@ -1,6 +1,10 @@
 package controller
 
-import "time"
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // timedState is what Tick remembers between calls: which timed work is in
 // flight (each is one operation at a time, as Apache runs them) and when
@@ -71,6 +75,18 @@ func (c *Core) fenceAll(now time.Time) {
 			c.report("fence", 0, err)
 		}
 	})
+}
+
+// RegistrationToSend is this controller's ControllerRegistration when it
+// must send one to the leader, as Apache's controllers do: it does not
+// lead, and metadata.version allows a registration the committed image
+// lacks. Otherwise nil (the active controller writes its own, Tick).
+// Sending it is I/O, the runtime's business.
+func (c *Core) RegistrationToSend() *kmsg.ControllerRegistrationRequest {
+	if c.quorum.Leader || !c.needsSelfRegistration() {
+		return nil
+	}
+	return selfRegistration(&c.settings)
 }
 
 // needsSelfRegistration reports whether the committed image should, and

@@ -35,7 +35,7 @@ func (tr *transcript) operation(c txCmd, op txOp) {
 }
 
 var txOperations = map[string]txOp{
-	// register-broker id=<n> [inc=<incarnation>] [rack=r] [mv=lo-hi]
+	// register-broker id=<n> [inc=<incarnation>] [rack=r] [mv=lo-hi] [kraft=lo-hi]
 	// [dirs=<count>] [cluster=<id>] [prev=<previous epoch>]
 	"register-broker": func(tr *transcript, c txCmd, answer func(any, error)) {
 		id, inc := int32(tr.int(c, "id", 1)), byte(tr.int(c, "inc", 1))
@@ -46,7 +46,8 @@ var txOperations = map[string]txOp{
 		req.Listeners = []kmsg.BrokerRegistrationRequestListener{{Name: "PLAINTEXT", Host: "127.0.0.1", Port: uint16(9000 + id)}}
 		for _, f := range SupportedFeatures {
 			lo, hi := f.Min, f.Max
-			if r, ok := c.kv["mv"]; ok && f.Name == MetadataVersionFeature {
+			key := map[string]string{MetadataVersionFeature: "mv", KRaftVersionFeature: "kraft"}[f.Name]
+			if r, ok := c.kv[key]; ok && key != "" {
 				l, h, _ := strings.Cut(r, "-")
 				lo, hi = int16(tr.num(c, l)), int16(tr.num(c, h))
 			}

@@ -88,6 +88,16 @@ var txLogCommands = map[string]func(tr *transcript, c txCmd){
 		tr.log.tell()
 	},
 	"tick": func(tr *transcript, c txCmd) { tr.core.Tick(tr.now) },
+	// registration-to-send: the ControllerRegistration this controller
+	// would send the leader now (Core.RegistrationToSend), or none.
+	"registration-to-send": func(tr *transcript, c txCmd) {
+		req := tr.core.RegistrationToSend()
+		if req == nil {
+			tr.printf("none")
+			return
+		}
+		tr.printf("send ControllerRegistration controllerId=%d incarnation=%x listeners=%d features=%d", req.ControllerID, req.IncarnationID[:2], len(req.Listeners), len(req.Features))
+	},
 	// foreign-write topic=<name>: another writer (not the core) puts a
 	// TopicRecord in the log; it commits with the next commit.
 	"foreign-write": func(tr *transcript, c txCmd) {

@@ -253,10 +253,9 @@ func (c *Controller) IsActive() bool {
 	return active
 }
 
-// SelfRegistration is the ControllerRegistration this controller sends for
-// itself: its listeners and the feature ranges it supports.
-func (c *Controller) SelfRegistration() *kmsg.ControllerRegistrationRequest {
+// RegistrationToSend: see Core.RegistrationToSend.
+func (c *Controller) RegistrationToSend() *kmsg.ControllerRegistrationRequest {
 	var req *kmsg.ControllerRegistrationRequest
-	c.run(func(core *Core, _ time.Time) { req = core.SelfRegistration() })
+	c.run(func(core *Core, _ time.Time) { req = core.RegistrationToSend() })
 	return req
 }

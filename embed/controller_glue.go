@@ -102,11 +102,12 @@ func (n *Node) runController() {
 
 // registerWithLeader makes sure the image holds this controller's
 // registration by sending ControllerRegistration to the active controller,
-// as Apache controllers do. The active controller writes its own
-// (controller.Core.Tick).
+// as Apache controllers do, when the core has one to send
+// (controller.Core.RegistrationToSend). The active controller writes its
+// own (controller.Core.Tick).
 func (n *Node) registerWithLeader(ctx context.Context) error {
-	req := n.ctl.SelfRegistration()
-	if n.ctl.MetadataVersion() < controller.MVControllerRegistration || n.ctl.ControllerRegistered(req.ControllerID, req.IncarnationID) {
+	req := n.ctl.RegistrationToSend()
+	if req == nil {
 		return nil
 	}
 	st := n.Status()

@@ -48,6 +48,10 @@ func (s *Sim) startController(n *simNode) {
 		DefaultReplicationFactor: 1,
 		Rand:                     rand.New(rand.NewPCG(s.opts.Seed, uint64(n.id)<<32|n.incarn|1<<62)),
 		TopicIDs:                 rand.NewChaCha8(seedBytes(s.opts.Seed, n.id, n.incarn)),
+		// Each incarnation registers anew, as a restarted Apache
+		// controller does.
+		Incarnation: [16]byte{0: byte(n.id), 1: byte(n.incarn), 2: byte(n.incarn >> 8), 15: 0xc},
+		Listeners:   []controller.Listener{{Name: "CONTROLLER", Host: "sim", Port: uint16(9000 + n.id)}},
 	})
 	n.seam.OnCommitted(func(first int64, records []metadata.Record) { s.check.acked(n, first, records) })
 }
@@ -80,8 +84,9 @@ func (s *Sim) target() *simNode {
 	return n
 }
 
-// clusterWork runs one step of the brokers and the admin. (The cores'
-// timed work runs as the nodes tick, node/seam.go.)
+// clusterWork runs one step of the brokers, the admin and the
+// controllers' registrations. (The cores' timed work runs as the nodes
+// tick, node/seam.go.)
 func (s *Sim) clusterWork() {
 	for _, b := range s.brokers {
 		s.brokerStep(b)
@@ -89,6 +94,47 @@ func (s *Sim) clusterWork() {
 	if s.rand.Float64() < s.faults.AdminProb {
 		s.adminStep()
 	}
+	for _, n := range s.nodes {
+		s.registerController(n)
+	}
+}
+
+// registrationPoll is how often a controller that does not lead looks
+// whether it must register with the leader, as production's does
+// (server/controller_glue.go); registrationRetry after a failure.
+const (
+	registrationPoll  = 100
+	registrationRetry = 1000
+)
+
+// registerController sends, from a controller that does not lead, the
+// ControllerRegistration its core asks for (Core.RegistrationToSend) to
+// the leader it knows, over a link no partition cuts; the leader's core
+// answers it as the request handler would.
+func (s *Sim) registerController(n *simNode) {
+	if !n.running() || s.now < n.nextRegistration {
+		return
+	}
+	n.nextRegistration = s.now + registrationPoll
+	var req *kmsg.ControllerRegistrationRequest
+	n.do(func(core *controller.Core, _ time.Time) { req = core.RegistrationToSend() })
+	if req == nil {
+		return
+	}
+	leader := s.byID[n.node.Status().LeaderID]
+	if leader == nil || !leader.running() || s.net.cut[[2]int32{n.id, leader.id}] || s.net.cut[[2]int32{leader.id, n.id}] {
+		n.nextRegistration = s.now + registrationRetry
+		return
+	}
+	leader.do(func(core *controller.Core, now time.Time) {
+		core.RegisterController(now, req, func(err error) {
+			if err != nil {
+				n.nextRegistration = s.now + registrationRetry
+				return
+			}
+			s.stats.ControllerRegistrations++
+		})
+	})
 }
 
 func (s *Sim) brokerStep(b *simBroker) {
@@ -204,7 +250,7 @@ func (s *Sim) adminStep() {
 		return
 	}
 	name := topicNames[s.rand.IntN(len(topicNames))]
-	switch s.rand.IntN(6) {
+	switch s.rand.IntN(7) {
 	case 0, 1:
 		req := kmsg.NewPtrCreateTopicsRequest()
 		req.SetVersion(7)
@@ -270,7 +316,29 @@ func (s *Sim) adminStep() {
 		n.do(func(core *controller.Core, now time.Time) {
 			core.UpdateFeatures(now, req, func(*kmsg.UpdateFeaturesResponse, error) {})
 		})
+	case 6:
+		s.upgradeKRaftVersion(n)
 	}
+}
+
+// upgradeKRaftVersion asks for kraft.version 1 (kafka-features upgrade
+// --feature kraft.version=1), at times validate-only: the controller hands
+// it to the quorum, which upgrades a static quorum once every voter has
+// sent it UpdateRaftVoter, and takes it as done in a dynamic one.
+func (s *Sim) upgradeKRaftVersion(n *simNode) {
+	req := kmsg.NewPtrUpdateFeaturesRequest()
+	req.SetVersion(1)
+	req.ValidateOnly = s.rand.IntN(3) == 0
+	f := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+	f.Feature, f.MaxVersionLevel, f.UpgradeType = controller.KRaftVersionFeature, 1, 1
+	req.FeatureUpdates = []kmsg.UpdateFeaturesRequestFeatureUpdate{f}
+	n.do(func(core *controller.Core, now time.Time) {
+		core.UpdateFeatures(now, req, func(resp *kmsg.UpdateFeaturesResponse, err error) {
+			if err == nil && resp.ErrorCode == 0 && !req.ValidateOnly {
+				s.stats.KRaftUpgrades++
+			}
+		})
+	})
 }
 
 // topLevelCode is the Kafka error code of an operation that failed as a

@@ -37,7 +37,10 @@ type simNode struct {
 	ctl     *controller.Controller
 	seam    *node.Seam // drives ctl's core on the node's loop
 	up      bool
-	incarn  uint64
+	// nextRegistration is when the controller next looks whether it must
+	// register with the leader (registerController).
+	nextRegistration int64
+	incarn           uint64
 	// open are the requests this incarnation was handed and has not
 	// answered (a parked Fetch): a crash that closes its connections fails
 	// them at their senders.

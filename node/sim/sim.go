@@ -172,6 +172,8 @@ type Stats struct {
 	Commits                            int64 // the highest committed offset, summed over seeds
 	Registrations, Heartbeats          int64 // answered without error
 	AlterPartitions                    int64 // ISR changes answered without error
+	ControllerRegistrations            int64 // registrations a controller sent its leader, answered without error
+	KRaftUpgrades                      int64 // kraft.version upgrades answered without error (validate-only left out)
 	TopicOps, TopicOpsOK, TopicUnknown int64 // admin operations, answered ok, of unknown outcome
 	VoterChanges, VoterChangesOK       int64 // AddRaftVoter and RemoveRaftVoter asked, answered ok
 	AutoJoins                          int64 // AddRaftVoter and RemoveRaftVoter an auto-joining node sent itself
