@@ -101,7 +101,7 @@ func (s *Sim) clusterWork() {
 
 // registrationPoll is how often a controller that does not lead looks
 // whether it must register with the leader, as production's does
-// (server/controller_glue.go); registrationRetry after a failure.
+// (embed/controller_glue.go); registrationRetry after a failure.
 const (
 	registrationPoll  = 100
 	registrationRetry = 1000
