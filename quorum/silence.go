@@ -47,14 +47,12 @@ func (n *Node) followerTimeout() int64 {
 // own wait for a CPU) is not the leader's silence. Until it asks, the fetch
 // timeout holds, as it would without the bound.
 func (n *Node) heardFromLeader(timeout int64) {
-	n.fetchDeadline = n.now + timeout
-	n.heardUntil = n.fetchDeadline
 	n.askTimeout = 0
 	if n.silenceEnabled() {
-		n.fetchDeadline = max(n.fetchDeadline, n.now+n.cfg.FetchTimeoutMs)
-		n.heardUntil = n.fetchDeadline
-		n.askTimeout = timeout
+		timeout, n.askTimeout = max(timeout, n.cfg.FetchTimeoutMs), timeout
 	}
+	n.fetchDeadline = n.now + timeout
+	n.heardUntil = n.fetchDeadline
 	n.hasFetchedFromLeader = true
 	n.leaderContactMs = n.now
 }
