@@ -417,8 +417,12 @@ type Status struct {
 	SoftState
 	// KRaftVersion and Voters are the finalized kraft.version and the
 	// voter set as of the log end; Voters is shared, never to be changed.
-	KRaftVersion  int16
-	Voters        VoterSet
+	KRaftVersion int16
+	Voters       VoterSet
+	// VotersOffset is the offset of the VotersRecord that set Voters, -1
+	// for the static set: Voters is committed once it is below
+	// HighWatermark.
+	VotersOffset  int64
 	HardState     HardState
 	HighWatermark int64
 	EndOffset     int64
@@ -445,7 +449,11 @@ type Status struct {
 func (n *Node) Status() Status {
 	st := Status{SoftState: n.softState(), KRaftVersion: n.control.kraftVersion(), Voters: n.voterSet,
 		HardState: n.hardState(), HighWatermark: n.hw, EndOffset: n.endOffset, LastEpoch: n.lastEpoch,
-		LeaderContactMs: n.leaderContactMs, IgnoredStaticVoters: len(n.control.static) > 0 && len(n.control.voters) > 0}
+		LeaderContactMs: n.leaderContactMs, IgnoredStaticVoters: len(n.control.static) > 0 && len(n.control.voters) > 0,
+		VotersOffset: -1}
+	if off, ok := n.control.lastOffset(); ok {
+		st.VotersOffset = off
+	}
 	if n.role == RoleLeader {
 		pr := &n.lead.progress
 		st.LeaderContactMs = pr.majorityFetchedAt(n.now)

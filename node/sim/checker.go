@@ -100,9 +100,11 @@ type nodeView struct {
 	role     quorum.Role
 	epoch    int32
 	lastAck  int64
-	// voters is the voter set the node last acted on (kept while it is
-	// down, for the simulator's reformat rule).
-	voters quorum.VoterSet
+	// voters is the voter set the node last acted on, and votersOffset
+	// the offset of its VotersRecord (-1: static), kept while it is down,
+	// for the simulator's reformat rule.
+	voters       quorum.VoterSet
+	votersOffset int64
 }
 
 type heldBatch struct {
@@ -226,13 +228,13 @@ func (c *checker) reformatted(n *simNode) {
 	// The leader may still count what the old replica acknowledged before
 	// its disk was wiped: that loss is outside what the quorum can see.
 	c.wiped[replicaKey{n.id, nodetest.ReformattedDirectoryID(n.id, n.formats-1)}] = n.view.held
-	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, backedHW: -1, lastAck: -1, voters: n.view.voters}
+	n.view = nodeView{held: map[int64]heldBatch{}, lastHW: -1, backedHW: -1, lastAck: -1, voters: n.view.voters, votersOffset: n.view.votersOffset}
 }
 
 // started checks a node that just came up.
 func (c *checker) started(n *simNode) error {
 	st := n.node.Status()
-	n.view.role, n.view.epoch, n.view.voters = st.Role, st.Epoch, st.Voters
+	n.view.role, n.view.epoch, n.view.voters, n.view.votersOffset = st.Role, st.Epoch, st.Voters, st.VotersOffset
 	n.view.applied = n.ctl.Applied() + 1
 	return nil
 }
@@ -381,7 +383,7 @@ func (c *checker) afterProcess(n *simNode) error {
 			return err
 		}
 	}
-	n.view.role, n.view.epoch, n.view.voters = st.Role, st.Epoch, st.Voters
+	n.view.role, n.view.epoch, n.view.voters, n.view.votersOffset = st.Role, st.Epoch, st.Voters, st.VotersOffset
 	if err := c.checkSpurious(n, st); err != nil {
 		return err
 	}

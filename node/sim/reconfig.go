@@ -168,9 +168,11 @@ func (s *Sim) staleVoter(set quorum.VoterSet) (quorum.Voter, bool) {
 // appended after, left the set {1, 2} naming a replica gone for ever), every
 // node last held the same voter set (no change in flight, whose removed
 // voter could then block elections, see canRemove), no set
-// names a replaced replica (two stale voters can leave no majority), and,
-// if the set names n, it has three voters or more, whose others can still
-// elect and remove it.
+// names a replaced replica (two stale voters can leave no majority), the
+// set committed (seed 33908: every node held a VotersRecord removing n,
+// appended but not committed; the next leader truncated it, and {1, 2}
+// named n's replaced replica), and, if the set names n, it has three
+// voters or more, whose others can still elect and remove it.
 func (s *Sim) mayReformat(n *simNode) bool {
 	for _, o := range s.nodes {
 		if o.changesAsked > 0 {
@@ -181,6 +183,9 @@ func (s *Sim) mayReformat(n *simNode) bool {
 			return false
 		}
 		if _, stale := s.staleVoter(set); stale {
+			return false
+		}
+		if o.view.votersOffset >= s.check.maxHW {
 			return false
 		}
 		if _, ok := set.Get(n.id); ok && len(set) < 3 {
