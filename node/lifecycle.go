@@ -57,7 +57,7 @@ func (n *Node) transitionReason(prev, s quorum.SoftState) string {
 		if n.resigning {
 			return "resigning to stop: EndQuorumEpoch to the other voters"
 		}
-		return "lost the quorum (no majority of voters fetched within 3 × kraftd.quorum.silence.timeout.ms or 1.5 × controller.quorum.fetch.timeout.ms), its own fsync stalled for 3 × kraftd.quorum.silence.timeout.ms, or a committed voter set removed this leader"
+		return "lost the quorum (no majority of voters fetched within 1.5 × controller.quorum.fetch.timeout.ms), its own fsync stalled for as long, or a committed voter set removed this leader"
 	case quorum.RoleFollower:
 		switch {
 		case s.Epoch > prev.Epoch:

@@ -110,7 +110,7 @@
 // node has a live leader, and a leader notice naming a second leader of the node's epoch is refused (answers, from peers
 // the node dialled, are not bounded: they are how it catches up); a rejected candidate waits out its timeout and pre-votes again;
 // a leader resigns when a majority of voters has not fetched within 1.5
-// fetch timeouts (check-quorum; sooner with the silence bound), when its own
+// fetch timeouts (check-quorum), when its own
 // fsync stalls (silence.go), or on Resign, sending EndQuorumEpoch with
 // successors ordered by fetch offset; followers apply Apache's position-based
 // backoff; the leader resends BeginQuorumEpoch every fetch timeout / 2,

@@ -5,20 +5,11 @@
 // instead of waiting out the fetch timeout. The leader answers a parked
 // Fetch within the MaxWaitMs the follower sent, so a live one is heard
 // from every FetchMaxWaitMs even when idle; Apache leaders honour the
-// follower's MaxWaitMs too, so the rule holds whoever leads. The same
-// bound shortens the leader's check-quorum and bounds its own fsync.
+// follower's MaxWaitMs too, so the rule holds whoever leads. The leader's
+// own check-quorum, and the bound on its own fsync, stay Apache's 1.5
+// fetch timeouts.
 
 package quorum
-
-// checkQuorumSilences and syncStallSilences are, in silence bounds, how
-// long a leader leads without fetches from a majority, and how long its own
-// fsync may run, before it resigns. Both sit well above the followers'
-// bound: a leader that is merely slow must not step down before its
-// followers would have replaced it.
-const (
-	checkQuorumSilences = 3
-	syncStallSilences   = 3
-)
 
 // silenceEnabled reports whether this node, following, uses the silence
 // bound: only a voter that could stand, since only a voter's pre-vote
@@ -83,21 +74,23 @@ func (n *Node) maybeLeaderSilent() {
 }
 
 // checkQuorumMs is how long a leader leads without fetches from a
-// majority: Apache's 1.5 fetch timeouts, or checkQuorumSilences silence
-// bounds when that is sooner.
+// majority, and how long its own fsync may run, before it resigns:
+// Apache's 1.5 fetch timeouts, whatever the silence bound. Failover does
+// not wait for it: followers that hear nothing replace a silent leader
+// after the silence bound. Resigning sooner would only turn a follower
+// that is slow for a moment (its own fsync stalled for a second behind
+// the machine's other writes, its fetch not sent meanwhile) into an
+// election, the spurious kind the bound must not cause.
 func (n *Node) checkQuorumMs() int64 {
-	ms := n.cfg.FetchTimeoutMs * 3 / 2
-	if s := n.cfg.SilenceTimeoutMs; s > 0 {
-		ms = min(ms, checkQuorumSilences*s)
-	}
-	return ms
+	return n.cfg.FetchTimeoutMs * 3 / 2
 }
 
 // syncStalled reports that the leader's own fsync of records it shipped
-// first has run for syncStallSilences silence bounds. Its followers may
-// still commit without it, but the quorum then has no spare replica: the
-// leader resigns (EndQuorumEpoch) so that one with a working disk leads.
+// first has run for checkQuorumMs. Its followers may still commit without
+// it, but the quorum then has no spare replica: the leader resigns
+// (EndQuorumEpoch) so that one with a working disk leads. Only with the
+// silence bound set: without it kraftd keeps Apache's rules, which have
+// no such resignation.
 func (n *Node) syncStalled() bool {
-	s := n.cfg.SilenceTimeoutMs
-	return s > 0 && n.lead.unsyncedSince >= 0 && n.now-n.lead.unsyncedSince >= syncStallSilences*s
+	return n.cfg.SilenceTimeoutMs > 0 && n.lead.unsyncedSince >= 0 && n.now-n.lead.unsyncedSince >= n.checkQuorumMs()
 }

@@ -34,9 +34,8 @@ func stepLeader(n *Node, m Message, out outRequest) {
 // idle record when the log has been idle.
 func tickLeader(n *Node) {
 	if n.lead.progress.quorumLost(n.now) || n.syncStalled() {
-		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts
-		// (or checkQuorumSilences silence bounds); or the leader's own
-		// disk has stopped syncing.
+		// Check-quorum: no fetches from a majority for 1.5 fetch timeouts;
+		// or the leader's own disk has stopped syncing for as long.
 		n.becomeResigned(n.lead.progress.successors())
 		return
 	}
