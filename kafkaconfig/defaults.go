@@ -20,9 +20,10 @@ var kraftdDefaults = map[string]string{
 	"kraftd.metrics.listener":                   "", // no metrics listener
 	"kraftd.metrics.pprof.enable":               "false",
 	// A follower's Fetch waits at most 25 ms at its leader, and a leader
-	// silent for 400 ms is taken for failed (quorum/silence.go).
+	// silent for 350 ms is taken for failed (quorum/silence.go): a 200 ms
+	// pause of its process, plus a fetch wait and a tick, stays well under.
 	"kraftd.quorum.fetch.max.wait.ms":     "25",
-	"kraftd.quorum.silence.timeout.ms":    "400",
+	"kraftd.quorum.silence.timeout.ms":    "350",
 	"kraftd.readiness.max.contact.age.ms": "1000",
 	"kraftd.readiness.max.lag.records":    "10000",
 	// Failed SASL logins a minute, from one address and as one principal.

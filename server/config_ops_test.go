@@ -68,7 +68,7 @@ func TestOpsSettings(t *testing.T) {
 // the fetch timeout turned off.
 func TestSilenceSettings(t *testing.T) {
 	c, err := ParseConfig(baseProps())
-	if err != nil || c.SilenceTimeoutMs != 400 || c.FetchMaxWaitMs != 25 {
+	if err != nil || c.SilenceTimeoutMs != 350 || c.FetchMaxWaitMs != 25 {
 		t.Fatalf("defaults: silence %d, wait %d, %v", c.SilenceTimeoutMs, c.FetchMaxWaitMs, err)
 	}
 	p := baseProps()

@@ -125,7 +125,7 @@ func TestParseConfigDefaultsFromKafkaconfig(t *testing.T) {
 		{"election timeout", int64(c.ElectionTimeoutMs), 1000}, {"fetch timeout", int64(c.FetchTimeoutMs), 2000},
 		{"election backoff", int64(c.ElectionBackoffMaxMs), 1000}, {"request timeout", int64(c.RequestTimeoutMs), 2000},
 		{"retry backoff", int64(c.RetryBackoffMs), 20}, {"fetch max wait", int64(c.FetchMaxWaitMs), 25},
-		{"silence timeout", int64(c.SilenceTimeoutMs), 400}, {"frame size", int64(c.MaxFrameSize), 100 << 20},
+		{"silence timeout", int64(c.SilenceTimeoutMs), 350}, {"frame size", int64(c.MaxFrameSize), 100 << 20},
 		{"segment bytes", c.SegmentBytes, 1 << 30}, {"segment ms", c.SegmentMs, 7 * day},
 		{"retention bytes", c.MaxRetentionBytes, 100 << 20}, {"retention ms", c.MaxRetentionMs, 7 * day},
 		{"snapshot bytes", c.SnapshotBytes, 20 << 20}, {"snapshot interval", c.SnapshotIntervalMs, 3600 * 1000},

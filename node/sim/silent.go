@@ -18,7 +18,7 @@ import (
 
 // The detector's settings the seeds run with: kraftd's defaults.
 const (
-	simSilenceMs      = 400
+	simSilenceMs      = 350
 	simFetchMaxWaitMs = 25
 )
 
