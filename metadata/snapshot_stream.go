@@ -37,16 +37,15 @@ type SnapshotOptions struct {
 }
 
 // SnapshotBuffers is WriteSnapshot's scratch memory: the pending batch's
-// values and the encoded batch, up to about 16 MiB in all, and the slices
+// records and the encoded batch, up to about 16 MiB in all, and the slices
 // the image's keys are sorted in (16 bytes a topic, 24 a config
 // resource). A node that writes a snapshot every few minutes keeps one
 // and passes it to each, as Apache's raft client keeps a pool of batch
 // buffers, instead of allocating that much anew each time for the
 // collector to take back. It is not for concurrent use.
 type SnapshotBuffers struct {
-	values  []byte
-	ends    []int
-	records []batch.Record
+	value   []byte // the record being added, encoded
+	section []byte // the pending batch's records, encoded
 	out     []byte
 	gzip    *batch.Compressor
 	sorted  walkScratch
@@ -63,14 +62,14 @@ func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) 
 	if b := opts.Buffers; b != nil {
 		sw.SnapshotBuffers = *b
 		defer func() {
-			*b = SnapshotBuffers{values: sw.values[:0], ends: sw.ends[:0], records: sw.records[:0], out: sw.out[:0], gzip: sw.gzip, sorted: sw.sorted}
+			*b = SnapshotBuffers{value: sw.value[:0], section: sw.section[:0], out: sw.out[:0], gzip: sw.gzip, sorted: sw.sorted}
 		}()
 	}
 	header := []batch.Record{controlRecord(&SnapshotHeaderRecord{LastContainedLogTimestamp: opts.LastContainedLogTimestamp})}
 	if opts.KRaftVersion >= 1 && opts.Voters != nil {
 		header = append(header, controlRecord(&KRaftVersionRecord{KRaftVersion: opts.KRaftVersion}), controlRecord(opts.Voters))
 	}
-	if err := sw.writeBatch(true, header); err != nil {
+	if err := sw.writeControl(header); err != nil {
 		return sw.written, err
 	}
 	if err := im.writeRecords(sw.add, true, &sw.sorted); err != nil {
@@ -79,12 +78,15 @@ func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) 
 	if err := sw.flush(); err != nil {
 		return sw.written, err
 	}
-	err := sw.writeBatch(true, []batch.Record{controlRecord(&SnapshotFooterRecord{})})
+	err := sw.writeControl([]batch.Record{controlRecord(&SnapshotFooterRecord{})})
 	return sw.written, err
 }
 
 // snapshotWriter packs encoded records into data batches of at most
-// MaxBatchBytes and writes each batch as soon as it is full.
+// MaxBatchBytes and writes each batch as soon as it is full. A record is
+// encoded straight into the pending batch's records section, so that the
+// bytes of a million records are written once before the batch is
+// compressed or copied out.
 type snapshotWriter struct {
 	w         io.Writer
 	epoch     int32
@@ -93,63 +95,59 @@ type snapshotWriter struct {
 	written   int64
 	compress  bool // gzip the data batches
 
-	// SnapshotBuffers: values holds the encoded values of the pending
-	// batch, ends the end of each in values; records and out are scratch
-	// for encoding it.
+	// SnapshotBuffers: section holds the pending batch's count records.
 	SnapshotBuffers
-	size int // encoded size of the pending batch
+	count int
 }
 
 func (sw *snapshotWriter) add(r Record) error {
-	start := len(sw.values)
-	sw.values = AppendValue(sw.values, r)
-	grown := batch.RecordSize(batch.Record{OffsetDelta: int32(len(sw.ends)), Value: sw.values[start:]})
-	if len(sw.ends) > 0 && sw.size+grown > MaxBatchBytes {
-		// Move the new value out of the way, flush, and start over with it.
-		value := append([]byte(nil), sw.values[start:]...)
-		sw.values = sw.values[:start]
+	sw.value = AppendValue(sw.value[:0], r)
+	rec := batch.Record{OffsetDelta: int32(sw.count), Value: sw.value}
+	if sw.count > 0 && batch.HeaderSize+len(sw.section)+batch.RecordSize(rec) > MaxBatchBytes {
 		if err := sw.flush(); err != nil {
 			return err
 		}
-		sw.values = append(sw.values, value...)
-		grown = batch.RecordSize(batch.Record{Value: value})
+		rec.OffsetDelta = 0
 	}
-	if len(sw.ends) == 0 {
-		sw.size = batch.HeaderSize
-	}
-	sw.size += grown
-	sw.ends = append(sw.ends, len(sw.values))
+	sw.section = batch.AppendRecord(sw.section, rec)
+	sw.count++
 	return nil
 }
 
+// flush writes the pending data batch, if any.
 func (sw *snapshotWriter) flush() error {
-	if len(sw.ends) == 0 {
+	if sw.count == 0 {
 		return nil
 	}
-	sw.records = sw.records[:0]
-	start := 0
-	for _, end := range sw.ends {
-		sw.records = append(sw.records, batch.Record{Value: sw.values[start:end:end]})
-		start = end
-	}
-	err := sw.writeBatch(false, sw.records)
-	sw.values, sw.ends, sw.size = sw.values[:0], sw.ends[:0], 0
-	return err
-}
-
-func (sw *snapshotWriter) writeBatch(control bool, records []batch.Record) error {
-	b := batch.Builder{BaseOffset: sw.offset, LeaderEpoch: sw.epoch, Timestamp: sw.timestamp, Control: control}
-	if sw.compress && !control {
+	b := sw.builder(false)
+	if sw.compress {
 		if sw.gzip == nil {
 			sw.gzip = new(batch.Compressor)
 		}
-		sw.out = sw.gzip.Encode(sw.out[:0], b, records)
+		sw.out = sw.gzip.EncodeSection(sw.out[:0], b, sw.section, sw.count)
 	} else {
-		sw.out = b.Encode(sw.out[:0], records)
+		sw.out = b.EncodeSection(sw.out[:0], sw.section, sw.count)
 	}
+	err := sw.emit(sw.count)
+	sw.section, sw.count = sw.section[:0], 0
+	return err
+}
+
+// writeControl writes a batch of control records, never compressed.
+func (sw *snapshotWriter) writeControl(records []batch.Record) error {
+	sw.out = sw.builder(true).Encode(sw.out[:0], records)
+	return sw.emit(len(records))
+}
+
+func (sw *snapshotWriter) builder(control bool) batch.Builder {
+	return batch.Builder{BaseOffset: sw.offset, LeaderEpoch: sw.epoch, Timestamp: sw.timestamp, Control: control}
+}
+
+// emit writes the batch in out, which holds count records.
+func (sw *snapshotWriter) emit(count int) error {
 	n, err := sw.w.Write(sw.out)
 	sw.written += int64(n)
-	sw.offset += int64(len(records))
+	sw.offset += int64(count)
 	return err
 }
 

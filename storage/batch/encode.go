@@ -25,6 +25,21 @@ func (b Builder) Encode(dst []byte, records []Record) []byte {
 	return finishBatch(dst, start)
 }
 
+// EncodeSection is Encode for a records section already encoded: count
+// records appended with AppendRecord, with offset deltas 0 to count-1. A
+// writer of many small records builds it record by record, so that they
+// are encoded once, not first kept aside and then copied into the batch.
+func (b Builder) EncodeSection(dst []byte, section []byte, count int) []byte {
+	start := len(dst)
+	dst = b.appendHeader(dst, count, 0)
+	dst = append(dst, section...)
+	return finishBatch(dst, start)
+}
+
+// AppendRecord appends r to a records section as Encode writes it, with
+// r's own OffsetDelta; see EncodeSection.
+func AppendRecord(dst []byte, r Record) []byte { return appendRecord(dst, r) }
+
 // appendHeader appends the batch header for count records with the given
 // compression codec; finishBatch fills in its length and CRC.
 func (b Builder) appendHeader(dst []byte, count int, codec int16) []byte {

@@ -37,9 +37,15 @@ func (a *appender) Write(p []byte) (int, error) {
 // with the records section gzipped at the fastest level (codec 1 in the
 // attributes).
 func (c *Compressor) Encode(dst []byte, b Builder, records []Record) []byte {
-	start := len(dst)
-	dst = b.appendHeader(dst, len(records), CodecGzip)
 	c.raw = appendRecords(c.raw[:0], records)
+	return c.EncodeSection(dst, b, c.raw, len(records))
+}
+
+// EncodeSection is Encode for a records section already encoded, as
+// Builder.EncodeSection takes it.
+func (c *Compressor) EncodeSection(dst []byte, b Builder, section []byte, count int) []byte {
+	start := len(dst)
+	dst = b.appendHeader(dst, count, CodecGzip)
 	c.out.buf = dst
 	if c.zw == nil {
 		c.zw, _ = gzip.NewWriterLevel(&c.out, gzip.BestSpeed) // the level is valid
@@ -47,7 +53,7 @@ func (c *Compressor) Encode(dst []byte, b Builder, records []Record) []byte {
 		c.zw.Reset(&c.out)
 	}
 	// Writes to an appender cannot fail.
-	_, _ = c.zw.Write(c.raw)
+	_, _ = c.zw.Write(section)
 	_ = c.zw.Close()
 	dst, c.out.buf = c.out.buf, nil
 	return finishBatch(dst, start)
