@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/authz"
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/protocol"
 	"github.com/kraftd/kraftd/server"
@@ -30,15 +31,15 @@ func TestACLRequestsOnANode(t *testing.T) {
 		"authorizer.class.name": server.StandardAuthorizerClass, "super.users": "User:ANONYMOUS",
 	})
 	waitBenchLeader(t, nodes, 30*time.Second)
-	c := dial(t, nodes[0].srv.Addr("CONTROLLER").String())
+	c := wiretest.Dial(t, nodes[0].srv.Addr("CONTROLLER").String())
 	corr := int32(0)
 	roundTrip := func(req kmsg.Request) kmsg.Response {
 		corr++
-		c.send(req, corr)
-		_, resp := c.recv(req)
+		c.Send(req, corr)
+		_, resp := c.Recv(req)
 		return resp
 	}
-	create := createACLsRequest(
+	create := wiretest.CreateACLsRequest(
 		authz.ACL{ResourceType: authz.ResourceTopic, ResourceName: "orders", PatternType: authz.PatternLiteral, Principal: "User:alice", Host: "*", Operation: authz.OpRead, Permission: authz.PermissionAllow},
 		authz.ACL{ResourceType: authz.ResourceGroup, ResourceName: "app-", PatternType: authz.PatternPrefixed, Principal: "User:alice", Host: "*", Operation: authz.OpRead, Permission: authz.PermissionAllow},
 		authz.ACL{ResourceType: authz.ResourceCluster, ResourceName: "wrong", PatternType: authz.PatternLiteral, Principal: "User:alice", Host: "*", Operation: authz.OpAlter, Permission: authz.PermissionAllow},
@@ -98,15 +99,15 @@ func TestHeartbeatThatWritesAndOneThatDoesNotOnOneConnection(t *testing.T) {
 		t.Fatalf("unfence broker 2: %v %+v", err, resp)
 	}
 
-	c := dial(t, nodes[0].srv.Addr("CONTROLLER").String())
+	c := wiretest.Dial(t, nodes[0].srv.Addr("CONTROLLER").String())
 	unfence, steady := benchHeartbeat(1, epochs[1]), benchHeartbeat(2, epochs[2])
-	c.send(unfence, 1)
-	c.send(steady, 2)
-	corr, resp := c.recv(unfence)
+	c.Send(unfence, 1)
+	c.Send(steady, 2)
+	corr, resp := c.Recv(unfence)
 	if hb := resp.(*kmsg.BrokerHeartbeatResponse); corr != 1 || hb.ErrorCode != 0 || hb.IsFenced {
 		t.Fatalf("unfencing heartbeat: corr %d %+v", corr, hb)
 	}
-	corr, resp = c.recv(steady)
+	corr, resp = c.Recv(steady)
 	if hb := resp.(*kmsg.BrokerHeartbeatResponse); corr != 2 || hb.ErrorCode != 0 || hb.IsFenced {
 		t.Fatalf("steady heartbeat: corr %d %+v", corr, hb)
 	}
@@ -150,9 +151,9 @@ func TestClientThatNeverReadsItsFetchesKeepsMemoryBounded(t *testing.T) {
 		Partition: 0, CurrentLeaderEpoch: leader.Status().Epoch, FetchOffset: 0, PartitionMaxBytes: 8 << 20}}}}
 
 	// The answer really is large: read one.
-	probe := dial(t, addr)
-	probe.send(fetch, 0)
-	_, resp := probe.recv(fetch)
+	probe := wiretest.Dial(t, addr)
+	probe.Send(fetch, 0)
+	_, resp := probe.Recv(fetch)
 	size := len(resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches)
 	if size < 1<<20 {
 		t.Fatalf("a fetch is answered with only %d bytes of records", size)
@@ -189,9 +190,9 @@ func TestClientThatNeverReadsItsFetchesKeepsMemoryBounded(t *testing.T) {
 	if grew > 96<<20 {
 		t.Fatalf("heap grew by %d bytes for one client that reads nothing", grew)
 	}
-	other := dial(t, addr)
-	other.send(fetch, 1)
-	if corr, _ := other.recv(fetch); corr != 1 {
+	other := wiretest.Dial(t, addr)
+	other.Send(fetch, 1)
+	if corr, _ := other.Recv(fetch); corr != 1 {
 		t.Fatalf("the other client got corr %d", corr)
 	}
 }
@@ -276,17 +277,17 @@ func TestClientsThatNeverReadShareOneMemoryBudget(t *testing.T) {
 	if _, err := leader.Propose(ctx, []metadata.Record{&metadata.NoOpRecord{}}); err != nil {
 		t.Fatalf("a proposal did not commit while clients held the budget: %v", err)
 	}
-	reader := dial(t, addr)
+	reader := wiretest.Dial(t, addr)
 	reader.SetDeadline(time.Now().Add(2 * time.Minute))
-	reader.send(fetch, 1)
-	_, resp := reader.recv(fetch)
+	reader.Send(fetch, 1)
+	_, resp := reader.Recv(fetch)
 	if got := len(resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches); got == 0 {
 		t.Fatal("a client that reads its answers was fetched no records while the budget was held")
 	}
 	describe := kmsg.NewPtrDescribeQuorumRequest()
 	describe.Topics = []kmsg.DescribeQuorumRequestTopic{{Topic: "__cluster_metadata", Partitions: []kmsg.DescribeQuorumRequestTopicPartition{{Partition: 0}}}}
-	reader.send(describe, 2)
-	if corr, _ := reader.recv(describe); corr != 2 {
+	reader.Send(describe, 2)
+	if corr, _ := reader.Recv(describe); corr != 2 {
 		t.Fatalf("DescribeQuorum answered corr %d", corr)
 	}
 }

@@ -126,7 +126,7 @@ func TestPeersWordConnectionLossApartFromTimeout(t *testing.T) {
 // that replaced it on the same port with "voter 3 did not answer
 // ApiVersions: ... EOF".
 func TestPeersReconnectToAPeerRestartedOnTheSameAddress(t *testing.T) {
-	first, addr, _ := startServer(t)
+	first, addr := startServer(t)
 	results := make(chan Result, 1)
 	p := New("test", 5*time.Second, func(r Result) { results <- r }, zerolog.Nop())
 	defer p.Close()

@@ -114,7 +114,7 @@ func (s *dnsServer) answer(q []byte) []byte {
 func TestPeersResolveNamesAtEveryDial(t *testing.T) {
 	t.Parallel()
 	dns := startDNS(t)
-	first, firstAddr, _ := startServer(t)
+	first, firstAddr := startServer(t)
 	_, port, _ := net.SplitHostPort(firstAddr)
 	results := make(chan Result, 4)
 	p := New("test", 5*time.Second, func(r Result) { results <- r }, zerolog.New(zerolog.NewTestWriter(t)))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kraftd/kraftd/authz"
 	"github.com/kraftd/kraftd/controller"
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/protocol"
 )
@@ -79,8 +80,8 @@ func startAuthorizedServer(t *testing.T, superUsers string) (string, *aclBackend
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &aclBackend{stillBackend: stillBackend{release: make(chan struct{})}, ctl: controller.New(1, nil)}
-	close(b.release)
+	b := &aclBackend{stillBackend: stillBackend{wiretest.NewBackend()}, ctl: controller.New(1, nil)}
+	close(b.Release)
 	s := New(cfg, b, zerolog.New(zerolog.NewTestWriter(t)))
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
@@ -129,41 +130,41 @@ func TestDirectRequestsNeedTheirClusterOperation(t *testing.T) {
 		{iac, authz.OpAlterConfigs}, {unregister, authz.OpAlter}, {register, authz.OpClusterAction},
 		{features, authz.OpAlter}, {vote, authz.OpClusterAction}, {fetch, authz.OpClusterAction},
 	}
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	for i, ch := range checks {
-		c.send(ch.req, int32(i))
-		if _, resp := c.recv(ch.req); topCode(resp) != kerr.ClusterAuthorizationFailed.Code {
+		c.Send(ch.req, int32(i))
+		if _, resp := c.Recv(ch.req); topCode(resp) != kerr.ClusterAuthorizationFailed.Code {
 			t.Errorf("%s without an ACL: code %d, want CLUSTER_AUTHORIZATION_FAILED", kmsg.NameForKey(ch.req.Key()), topCode(resp))
 		}
 	}
 	av := kmsg.NewPtrApiVersionsRequest()
-	c.send(av, 50)
-	if _, resp := c.recv(av); resp.(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
+	c.Send(av, 50)
+	if _, resp := c.Recv(av); resp.(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
 		t.Errorf("ApiVersions refused: %d", resp.(*kmsg.ApiVersionsResponse).ErrorCode)
 	}
 	for i, ch := range checks {
 		b.replay(t, aclRecord(byte(i+1), "User:ANONYMOUS", "127.0.0.1", ch.op, authz.ResourceCluster, authz.ClusterName, authz.PatternLiteral, authz.PermissionAllow))
 	}
 	for i, ch := range checks {
-		c.send(ch.req, int32(100+i))
-		if _, resp := c.recv(ch.req); topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
+		c.Send(ch.req, int32(100+i))
+		if _, resp := c.Recv(ch.req); topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
 			t.Errorf("%s with an ACL granting %s: still refused", kmsg.NameForKey(ch.req.Key()), ch.op)
 		}
 	}
 	// Removing the grants of ALTER takes effect at once.
 	b.replay(t, &metadata.RemoveAccessControlEntryRecord{Id: metadata.Uuid{15: 2}}, &metadata.RemoveAccessControlEntryRecord{Id: metadata.Uuid{15: 4}})
-	c.send(unregister, 200)
-	if _, resp := c.recv(unregister); topCode(resp) != kerr.ClusterAuthorizationFailed.Code {
+	c.Send(unregister, 200)
+	if _, resp := c.Recv(unregister); topCode(resp) != kerr.ClusterAuthorizationFailed.Code {
 		t.Errorf("UnregisterBroker after its ACL was removed: code %d", topCode(resp))
 	}
 }
 
 func TestSuperUserNeedsNoACL(t *testing.T) {
 	addr, _ := startAuthorizedServer(t, "User:admin; User:ANONYMOUS")
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	req := kmsg.NewPtrUnregisterBrokerRequest()
-	c.send(req, 1)
-	if _, resp := c.recv(req); topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
+	c.Send(req, 1)
+	if _, resp := c.Recv(req); topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
 		t.Fatal("a super user was refused")
 	}
 }
@@ -189,13 +190,13 @@ func TestEnvelopeChecksTheForwardedPrincipal(t *testing.T) {
 	addr, b := startAuthorizedServer(t, "User:broker")
 	unregister := kmsg.NewPtrUnregisterBrokerRequest()
 	alice := Principal{Type: "User", Name: "alice"}
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	corr := int32(0)
 	send := func(env *kmsg.EnvelopeRequest) (outer, inner int16) {
 		t.Helper()
 		corr++
-		c.send(env, corr)
-		_, resp := c.recv(env)
+		c.Send(env, corr)
+		_, resp := c.Recv(env)
 		er := resp.(*kmsg.EnvelopeResponse)
 		if er.ErrorCode != 0 {
 			return er.ErrorCode, 0
@@ -260,7 +261,7 @@ func TestPerItemRefusals(t *testing.T) {
 	b.replay(t, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27},
 		&metadata.TopicRecord{Name: "secret", TopicId: secret},
 		aclRecord(1, "User:ANONYMOUS", "*", authz.OpDescribeConfigs, authz.ResourceTopic, "open", authz.PatternLiteral, authz.PermissionAllow))
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 
 	dc := kmsg.NewPtrDescribeConfigsRequest()
 	dc.Version = 4
@@ -272,8 +273,8 @@ func TestPerItemRefusals(t *testing.T) {
 		res.ResourceType, res.ResourceName = r.t, r.name
 		dc.Resources = append(dc.Resources, res)
 	}
-	c.send(dc, 1)
-	_, resp := c.recv(dc)
+	c.Send(dc, 1)
+	_, resp := c.Recv(dc)
 	codes := map[string]int16{}
 	for _, r := range resp.(*kmsg.DescribeConfigsResponse).Resources {
 		codes[r.ResourceName] = r.ErrorCode
@@ -296,8 +297,8 @@ func TestPerItemRefusals(t *testing.T) {
 	byName := kmsg.NewDeleteTopicsRequestTopic()
 	byName.Topic = &name
 	del.Topics = append(del.Topics, byID, byName)
-	c.send(del, 2)
-	_, resp = c.recv(del)
+	c.Send(del, 2)
+	_, resp = c.Recv(del)
 	var seen int
 	for _, r := range resp.(*kmsg.DeleteTopicsResponse).Topics {
 		if r.ErrorCode != kerr.TopicAuthorizationFailed.Code {
@@ -321,7 +322,7 @@ func TestPerItemRefusals(t *testing.T) {
 func TestCreateTokenForAnotherOwnerNeedsCreateTokens(t *testing.T) {
 	addr, b := startAuthorizedServer(t, "User:ANONYMOUS")
 	alice := Principal{Type: "User", Name: "alice"}
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	corr := int32(0)
 	create := func(owner string) int16 {
 		t.Helper()
@@ -333,8 +334,8 @@ func TestCreateTokenForAnotherOwnerNeedsCreateTokens(t *testing.T) {
 		}
 		env := envelope(req, alice, []byte{10, 0, 0, 5})
 		corr++
-		c.send(env, corr)
-		_, resp := c.recv(env)
+		c.Send(env, corr)
+		_, resp := c.Recv(env)
 		er := resp.(*kmsg.EnvelopeResponse)
 		if er.ErrorCode != 0 {
 			return er.ErrorCode
@@ -384,28 +385,28 @@ func TestNoDecisionBeforeTheLogIsReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := loadingBackend{&aclBackend{stillBackend: stillBackend{release: make(chan struct{})}, ctl: controller.New(1, nil)}, make(chan struct{})}
-	close(b.release)
+	b := loadingBackend{&aclBackend{stillBackend: stillBackend{wiretest.NewBackend()}, ctl: controller.New(1, nil)}, make(chan struct{})}
+	close(b.Release)
 	s := New(cfg, b, zerolog.New(zerolog.NewTestWriter(t)))
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	c := dial(t, s.Addr("CONTROLLER").String())
+	c := wiretest.Dial(t, s.Addr("CONTROLLER").String())
 	unregister := kmsg.NewPtrUnregisterBrokerRequest()
 	unregister.BrokerID = 2
-	c.send(unregister, 1)
-	if _, resp := c.recv(unregister); topCode(resp) != kerr.UnknownServerError.Code {
+	c.Send(unregister, 1)
+	if _, resp := c.Recv(unregister); topCode(resp) != kerr.UnknownServerError.Code {
 		t.Errorf("UnregisterBroker before the log is replayed: code %d, want UNKNOWN_SERVER_ERROR", topCode(resp))
 	}
 	av := kmsg.NewPtrApiVersionsRequest()
-	c.send(av, 2)
-	if _, resp := c.recv(av); resp.(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
+	c.Send(av, 2)
+	if _, resp := c.Recv(av); resp.(*kmsg.ApiVersionsResponse).ErrorCode != 0 {
 		t.Errorf("ApiVersions refused before the log is replayed: %d", resp.(*kmsg.ApiVersionsResponse).ErrorCode)
 	}
 	close(b.caughtUp)
-	c.send(unregister, 3)
-	if _, resp := c.recv(unregister); topCode(resp) == kerr.UnknownServerError.Code || topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
+	c.Send(unregister, 3)
+	if _, resp := c.Recv(unregister); topCode(resp) == kerr.UnknownServerError.Code || topCode(resp) == kerr.ClusterAuthorizationFailed.Code {
 		t.Errorf("UnregisterBroker once replayed, with no ACL and allow.everyone.if.no.acl.found: code %d", topCode(resp))
 	}
 }

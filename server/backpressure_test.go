@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"testing"
 	"time"
+
+	"github.com/kraftd/kraftd/internal/wiretest"
 )
 
 // Frames announced at a large size and then stalled hold no more than
@@ -12,20 +14,20 @@ import (
 func TestDecodeBudgetBoundsFramesBeingRead(t *testing.T) {
 	s, addr, _ := startServerWith(t, map[string]string{"queued.max.request.bytes": "20971520"}, nil)
 	const size = 700 << 10
-	var stalled []*testConn
+	var stalled []*wiretest.Conn
 	for range 4 {
-		c := dial(t, addr)
-		c.raw(binary.BigEndian.AppendUint32(nil, size))
-		c.raw(make([]byte, 100)) // and nothing more
+		c := wiretest.Dial(t, addr)
+		c.Raw(binary.BigEndian.AppendUint32(nil, size))
+		c.Raw(make([]byte, 100)) // and nothing more
 		stalled = append(stalled, c)
 	}
-	if other := dial(t, addr); !answered(t, other, 1) {
+	if other := wiretest.Dial(t, addr); !other.Answered(1) {
 		t.Fatal("a small request was held up behind stalled large frames")
 	}
 	// Each stalled frame finishes in turn; each is refused (its body is
 	// zeros), which frees the budget for the next.
 	for _, c := range stalled {
-		c.raw(make([]byte, size-100))
+		c.Raw(make([]byte, size-100))
 	}
 	for _, c := range stalled {
 		if !closedByServer(c, 10*time.Second) {

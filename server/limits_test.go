@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -55,7 +56,7 @@ func startServerWith(t *testing.T, extra map[string]string, logs io.Writer) (*Se
 	if logs == nil {
 		logs = zerolog.NewTestWriter(t)
 	}
-	b := &stillBackend{release: make(chan struct{})}
+	b := &stillBackend{wiretest.NewBackend()}
 	s := New(cfg, b, zerolog.New(logs))
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
@@ -64,26 +65,12 @@ func startServerWith(t *testing.T, extra map[string]string, logs io.Writer) (*Se
 	return s, s.Addr("CONTROLLER").String(), b
 }
 
-// closedByServer waits for the server to close c, unlike testConn.closed,
+// closedByServer waits for the server to close c, unlike Conn.Closed,
 // which also takes the client's own read deadline passing for a close.
-func closedByServer(c *testConn, within time.Duration) bool {
+func closedByServer(c *wiretest.Conn, within time.Duration) bool {
 	c.SetReadDeadline(time.Now().Add(within))
 	_, err := c.Read(make([]byte, 1))
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
-}
-
-// answered reports whether c gets an answer to ApiVersions.
-func answered(t *testing.T, c *testConn, corr int32) bool {
-	t.Helper()
-	req := kmsg.NewPtrApiVersionsRequest()
-	c.send(req, corr)
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	frame, err := protocol.ReadFrame(c, 1<<24)
-	if err != nil {
-		return false
-	}
-	got, _, err := protocol.ParseResponse(frame, req)
-	return err == nil && got == corr
 }
 
 // flakyListener fails its first Accept the way a process out of file
@@ -109,7 +96,7 @@ func TestAcceptLoopSurvivesTooManyOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.serve(&flakyListener{Listener: ln}, "FLAKY")
-	if c := dial(t, ln.Addr().String()); !answered(t, c, 1) {
+	if c := wiretest.Dial(t, ln.Addr().String()); !c.Answered(1) {
 		t.Fatal("no answer after the listener's accept failed once")
 	}
 }
@@ -118,20 +105,20 @@ func TestMaxConnectionsRefusesTheExtraConnection(t *testing.T) {
 	for _, key := range []string{"max.connections", "max.connections.per.ip"} {
 		t.Run(key, func(t *testing.T) {
 			_, addr, _ := startServerWith(t, map[string]string{key: "2"}, nil)
-			first, second := dial(t, addr), dial(t, addr)
-			if !answered(t, first, 1) || !answered(t, second, 2) {
+			first, second := wiretest.Dial(t, addr), wiretest.Dial(t, addr)
+			if !first.Answered(1) || !second.Answered(2) {
 				t.Fatal("the connections within the limit are not served")
 			}
-			if !closedByServer(dial(t, addr), 10*time.Second) {
+			if !closedByServer(wiretest.Dial(t, addr), 10*time.Second) {
 				t.Fatal("a third connection was left open")
 			}
-			if !answered(t, second, 3) {
+			if !second.Answered(3) {
 				t.Fatal("refusing the third connection harmed the second")
 			}
 			// Once one leaves (the server notices, which takes a moment), a
 			// new one is let in.
 			first.Close()
-			for deadline := time.Now().Add(10 * time.Second); !answered(t, dial(t, addr), 4); {
+			for deadline := time.Now().Add(10 * time.Second); !wiretest.Dial(t, addr).Answered(4); {
 				if time.Now().After(deadline) {
 					t.Fatal("no connection let in after one of the two left")
 				}
@@ -145,26 +132,26 @@ func TestIdleConnectionIsClosedButOneWaitingForAnAnswerIsNot(t *testing.T) {
 	// 1 s, not less: the waiting connection must get its fetch in before
 	// it is idle that long, on a loaded machine too.
 	_, addr, b := startServerWith(t, map[string]string{"connections.max.idle.ms": "1000"}, nil)
-	idle := dial(t, addr)
-	if !answered(t, idle, 1) {
+	idle := wiretest.Dial(t, addr)
+	if !idle.Answered(1) {
 		t.Fatal("no answer")
 	}
-	waiting := dial(t, addr)
+	waiting := wiretest.Dial(t, addr)
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.SetVersion(17)
-	waiting.send(fetch, 2) // parks until released
+	waiting.Send(fetch, 2) // parks until released
 	if !closedByServer(idle, 10*time.Second) {
 		t.Fatal("an idle connection was left open")
 	}
 	// Several idle intervals later the parked fetch has kept the other
 	// connection open, and it gets its answer.
 	time.Sleep(2500 * time.Millisecond)
-	close(b.release)
+	close(b.Release)
 	waiting.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if corr, _ := waiting.recv(fetch); corr != 2 {
+	if corr, _ := waiting.Recv(fetch); corr != 2 {
 		t.Fatalf("parked fetch answered with corr %d", corr)
 	}
-	if !answered(t, waiting, 3) {
+	if !waiting.Answered(3) {
 		t.Fatal("the connection that waited for an answer was closed as idle")
 	}
 }
@@ -175,21 +162,21 @@ func TestIdleConnectionIsClosedButOneWaitingForAnAnswerIsNot(t *testing.T) {
 // at that deadline, moments after the answer.)
 func TestAnswerRestartsTheIdleClock(t *testing.T) {
 	_, addr, b := startServerWith(t, map[string]string{"connections.max.idle.ms": "1000"}, nil)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.SetVersion(17)
-	c.send(fetch, 1) // parks until released
+	c.Send(fetch, 1) // parks until released
 	// The server's read deadline falls about 1000 ms after the fetch was
 	// read; the answer goes out 100 ms before it, and the next request
 	// comes 200 ms after the answer.
 	time.Sleep(900 * time.Millisecond)
-	close(b.release)
+	close(b.Release)
 	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if corr, _ := c.recv(fetch); corr != 1 {
+	if corr, _ := c.Recv(fetch); corr != 1 {
 		t.Fatalf("parked fetch answered with corr %d", corr)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if !answered(t, c, 2) {
+	if !c.Answered(2) {
 		t.Fatal("the connection was closed as idle 200 ms after its answer, with connections.max.idle.ms 1000")
 	}
 }
@@ -199,8 +186,8 @@ func TestAnswerRestartsTheIdleClock(t *testing.T) {
 // handler that writes to it.
 func TestClientThatNeverReadsLosesItsConnection(t *testing.T) {
 	s, addr, _ := startServerWith(t, map[string]string{"connections.max.idle.ms": "300"}, nil)
-	c := dial(t, addr)
-	if !answered(t, c, 0) {
+	c := wiretest.Dial(t, addr)
+	if !c.Answered(0) {
 		t.Fatal("no answer")
 	}
 	req := kmsg.NewPtrApiVersionsRequest()
@@ -254,8 +241,8 @@ func TestHugeArrayCountIsRefusedWithoutAllocating(t *testing.T) {
 			t.Fatalf("decoding allocated %d bytes", grew)
 		}
 	}
-	c := dial(t, addr)
-	c.raw(protocol.AppendFrame(nil, frame))
+	c := wiretest.Dial(t, addr)
+	c.Raw(protocol.AppendFrame(nil, frame))
 	if !closedByServer(c, 10*time.Second) {
 		t.Fatal("connection left open")
 	}
@@ -287,27 +274,27 @@ func TestLargeFramesOnlyForBulkRequests(t *testing.T) {
 	logs := &logBuffer{}
 	_, addr, _ := startServerWith(t, map[string]string{"socket.request.max.bytes": "8388608"}, logs)
 	const size = 2 << 20
-	vote := dial(t, addr)
-	vote.raw(binary.BigEndian.AppendUint32(nil, size))
-	vote.raw([]byte{0, 52, 0, 1}) // Vote v1, and nothing more
+	vote := wiretest.Dial(t, addr)
+	vote.Raw(binary.BigEndian.AppendUint32(nil, size))
+	vote.Raw([]byte{0, 52, 0, 1}) // Vote v1, and nothing more
 	if !closedByServer(vote, 10*time.Second) {
 		t.Fatal("a 2 MiB Vote frame was waited for")
 	}
 	if !strings.Contains(logs.String(), "frame of 2097152 bytes for Vote (key 52) exceeds the 1048576 bytes") {
 		t.Fatalf("the refusal was not logged as too large for Vote:\n%s", logs.String())
 	}
-	create := dial(t, addr)
+	create := wiretest.Dial(t, addr)
 	body := make([]byte, size)
 	binary.BigEndian.PutUint16(body, 19) // CreateTopics v0, zeros after
-	create.raw(binary.BigEndian.AppendUint32(nil, size))
-	create.raw(body)
+	create.Raw(binary.BigEndian.AppendUint32(nil, size))
+	create.Raw(body)
 	if !closedByServer(create, 10*time.Second) {
 		t.Fatal("a zero CreateTopics body was not refused")
 	}
 	if strings.Contains(logs.String(), "for CreateTopics (key 19) exceeds") {
 		t.Fatal("a 2 MiB CreateTopics frame was refused for its size")
 	}
-	if other := dial(t, addr); !answered(t, other, 1) {
+	if other := wiretest.Dial(t, addr); !other.Answered(1) {
 		t.Fatal("another client was not served after the refusals")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/internal/wiretest"
 )
 
 // A frame of any bulk request whose decoded form could take more than the
@@ -29,9 +31,9 @@ func TestFrameThatCouldDecodeOverTheBudgetIsRefusedBeforeItsBody(t *testing.T) {
 	slices.Sort(keys)
 	for _, key := range keys {
 		for _, size := range []int{over, 20971520} {
-			c := dial(t, addr)
-			c.raw(binary.BigEndian.AppendUint32(nil, uint32(size)))
-			c.raw(binary.BigEndian.AppendUint16(nil, uint16(key))) // and nothing more
+			c := wiretest.Dial(t, addr)
+			c.Raw(binary.BigEndian.AppendUint32(nil, uint32(size)))
+			c.Raw(binary.BigEndian.AppendUint16(nil, uint16(key))) // and nothing more
 			if !closedByServer(c, 10*time.Second) {
 				t.Fatalf("a %d-byte %s frame was waited for", size, kmsg.NameForKey(key))
 			}
@@ -43,18 +45,18 @@ func TestFrameThatCouldDecodeOverTheBudgetIsRefusedBeforeItsBody(t *testing.T) {
 		}
 	}
 	// One that fits is read (and refused, its body being zeros, for that).
-	fits := dial(t, addr)
+	fits := wiretest.Dial(t, addr)
 	body := make([]byte, over-1)
 	binary.BigEndian.PutUint16(body, 19)
-	fits.raw(binary.BigEndian.AppendUint32(nil, uint32(len(body))))
-	fits.raw(body)
+	fits.Raw(binary.BigEndian.AppendUint32(nil, uint32(len(body))))
+	fits.Raw(body)
 	if !closedByServer(fits, 10*time.Second) {
 		t.Fatal("a zero CreateTopics body was not refused")
 	}
 	if strings.Contains(logs.String(), fmt.Sprintf("frame of %d bytes", len(body))) {
 		t.Fatal("a frame that fits the budget was refused for its size")
 	}
-	if other := dial(t, addr); !answered(t, other, 1) {
+	if other := wiretest.Dial(t, addr); !other.Answered(1) {
 		t.Fatal("another client was not served after the refusals")
 	}
 }

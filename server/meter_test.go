@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/kraftd/kraftd/internal/testpki"
+	"github.com/kraftd/kraftd/internal/wiretest"
 )
 
 // countingMeter records what the server tells its Meter.
@@ -83,7 +84,7 @@ func startMeteredServer(t *testing.T, props map[string]string) (string, *countin
 	if err := cfg.LoadTLS(log); err != nil {
 		t.Fatal(err)
 	}
-	b := &principalBackend{stillBackend{release: make(chan struct{})}, make(chan Principal, 16)}
+	b := &principalBackend{stillBackend{wiretest.NewBackend()}, make(chan Principal, 16)}
 	s := New(cfg, &scramBackend{b, nil}, log)
 	// No client here is meant to time out: a loaded machine may be slow.
 	s.handshakeLimit = 10 * time.Second
@@ -110,7 +111,7 @@ func TestMeterCountsTLSOutcomes(t *testing.T) {
 	m.waitFor(t, "an accepted connection and its Vote", func(m *countingMeter) bool {
 		return m.outcomes["CONTROLLER/accepted"] == 1 && m.open == 1 && m.requests[52] == 1
 	})
-	plainConn := dial(t, addr)
+	plainConn := wiretest.Dial(t, addr)
 	plainConn.Write([]byte{0, 0, 0, 10, 0, 18, 0, 0, 0, 0, 0, 1, 0, 0})
 	otherCA, err := testpki.NewCA("another ca")
 	if err != nil {
@@ -128,12 +129,12 @@ func TestMeterCountsTLSOutcomes(t *testing.T) {
 // successful one as accepted.
 func TestMeterCountsSASLOutcomes(t *testing.T) {
 	addr, m := startMeteredServer(t, saslProps(t, map[string]string{"connection.failed.authentication.delay.ms": "0"}))
-	bad := dial(t, addr)
+	bad := wiretest.Dial(t, addr)
 	if code := saslLogin(t, bad, plain.Auth{User: "alice", Pass: "wrong"}.AsMechanism()); code != kerr.SaslAuthenticationFailed.Code {
 		t.Fatalf("wrong password: error code %d", code)
 	}
 	m.waitFor(t, "a failed authentication", func(m *countingMeter) bool { return m.outcomes["CONTROLLER/sasl_failed"] == 1 })
-	good := dial(t, addr)
+	good := wiretest.Dial(t, addr)
 	if code := saslLogin(t, good, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()); code != 0 {
 		t.Fatalf("right password: error code %d", code)
 	}
@@ -153,8 +154,8 @@ func TestMeterCountsReauthentications(t *testing.T) {
 		"connection.failed.authentication.delay.ms":          "0",
 	}))
 	alice := plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()
-	kept, changed, lapsed := dial(t, addr), dial(t, addr), dial(t, addr)
-	for _, c := range []*testConn{kept, changed, lapsed} {
+	kept, changed, lapsed := wiretest.Dial(t, addr), wiretest.Dial(t, addr), wiretest.Dial(t, addr)
+	for _, c := range []*wiretest.Conn{kept, changed, lapsed} {
 		if code, _, _ := saslLoginAt(t, c, alice, 1); code != 0 {
 			t.Fatal(kerr.ErrorForCode(code))
 		}

@@ -18,6 +18,7 @@ import (
 	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/xdg-go/scram"
 
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/protocol"
 )
@@ -31,14 +32,14 @@ type loginAttempt struct {
 }
 
 // tryLogin runs SaslHandshake v1 and SaslAuthenticate v2 with m over c.
-func tryLogin(t *testing.T, c *testConn, m sasl.Mechanism) loginAttempt {
+func tryLogin(t *testing.T, c *wiretest.Conn, m sasl.Mechanism) loginAttempt {
 	t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = m.Name()
 	sent := time.Now()
-	c.send(hs, 1)
-	if _, r := c.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+	c.Send(hs, 1)
+	if _, r := c.Recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
 		return loginAttempt{code: r.(*kmsg.SASLHandshakeResponse).ErrorCode, sent: sent}
 	}
 	session, token, err := m.Authenticate(context.Background(), "127.0.0.1")
@@ -50,8 +51,8 @@ func tryLogin(t *testing.T, c *testConn, m sasl.Mechanism) loginAttempt {
 		auth.SetVersion(2)
 		auth.SASLAuthBytes = token
 		sent = time.Now()
-		c.send(auth, corr)
-		_, r := c.recv(auth)
+		c.Send(auth, corr)
+		_, r := c.Recv(auth)
 		resp := r.(*kmsg.SASLAuthenticateResponse)
 		if resp.ErrorCode != 0 {
 			msg := ""
@@ -72,16 +73,15 @@ func tryLogin(t *testing.T, c *testConn, m sasl.Mechanism) loginAttempt {
 
 // dialFrom connects to addr from the loopback address local (127.x.y.z),
 // so one test can be many clients.
-func dialFrom(t *testing.T, local, addr string) *testConn {
+func dialFrom(t *testing.T, local, addr string) *wiretest.Conn {
 	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: 20 * time.Second}
 	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(time.Minute))
-	return &testConn{t, c}
+	return wiretest.NewConn(t, c)
 }
 
 // limitedSASLServer is startSASLServer with the Server, and SCRAM users
@@ -139,51 +139,51 @@ func TestSASLFailureAnswerIsHeld(t *testing.T) {
 		sent, answered time.Time
 		got            string
 	}
-	cases := map[string]func(c *testConn) outcome{}
+	cases := map[string]func(c *wiretest.Conn) outcome{}
 	for _, m := range loginMechs {
 		for _, who := range []struct{ user, pass string }{{m.user, "wrong"}, {"mallory", m.good}} {
-			cases[m.name+" "+who.user] = func(c *testConn) outcome {
+			cases[m.name+" "+who.user] = func(c *wiretest.Conn) outcome {
 				a := tryLogin(t, c, m.mech(who.user, who.pass))
 				return outcome{a.sent, time.Now(), fmt.Sprint(kerr.ErrorForCode(a.code))}
 			}
 		}
 	}
-	cases["unknown mechanism"] = func(c *testConn) outcome {
+	cases["unknown mechanism"] = func(c *wiretest.Conn) outcome {
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.SetVersion(1)
 		hs.Mechanism = "GSSAPI"
 		sent := time.Now()
-		c.send(hs, 1)
-		_, r := c.recv(hs)
+		c.Send(hs, 1)
+		_, r := c.Recv(hs)
 		return outcome{sent, time.Now(), fmt.Sprint(kerr.ErrorForCode(r.(*kmsg.SASLHandshakeResponse).ErrorCode))}
 	}
-	cases["ApiVersions after SaslHandshake"] = func(c *testConn) outcome {
+	cases["ApiVersions after SaslHandshake"] = func(c *wiretest.Conn) outcome {
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.SetVersion(1)
 		hs.Mechanism = "PLAIN"
-		c.send(hs, 1)
-		c.recv(hs)
+		c.Send(hs, 1)
+		c.Recv(hs)
 		av := kmsg.NewPtrApiVersionsRequest()
 		sent := time.Now()
-		c.send(av, 2)
-		closed := c.closed()
+		c.Send(av, 2)
+		closed := c.Closed()
 		return outcome{sent, time.Now(), fmt.Sprintf("closed %v", closed)}
 	}
-	cases["PLAIN v0 bare token"] = func(c *testConn) outcome {
+	cases["PLAIN v0 bare token"] = func(c *wiretest.Conn) outcome {
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.SetVersion(0)
 		hs.Mechanism = "PLAIN"
-		c.send(hs, 1)
-		c.recv(hs)
+		c.Send(hs, 1)
+		c.Recv(hs)
 		sent := time.Now()
-		c.raw(protocol.AppendFrame(nil, []byte("\x00alice\x00not-it")))
-		closed := c.closed()
+		c.Raw(protocol.AppendFrame(nil, []byte("\x00alice\x00not-it")))
+		closed := c.Closed()
 		return outcome{sent, time.Now(), fmt.Sprintf("closed %v", closed)}
 	}
 	for name, run := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			o := run(dial(t, addr))
+			o := run(wiretest.Dial(t, addr))
 			if held := o.answered.Sub(o.sent); held < delay {
 				t.Fatalf("%s %v after the failing request; connection.failed.authentication.delay.ms is %v", o.got, held, delay)
 			}
@@ -201,18 +201,18 @@ func TestSASLHeldFailuresCostNoGoroutine(t *testing.T) {
 	s, addr, _ := limitedSASLServer(t, withProps(noFailureBounds, map[string]string{
 		"connection.failed.authentication.delay.ms": "600000"}))
 	base := runtime.NumGoroutine()
-	conns := make([]*testConn, held)
+	conns := make([]*wiretest.Conn, held)
 	for i := range conns {
-		c := dial(t, addr)
+		c := wiretest.Dial(t, addr)
 		hs := kmsg.NewPtrSASLHandshakeRequest()
 		hs.SetVersion(1)
 		hs.Mechanism = "PLAIN"
-		c.send(hs, 1)
-		c.recv(hs)
+		c.Send(hs, 1)
+		c.Recv(hs)
 		auth := kmsg.NewPtrSASLAuthenticateRequest()
 		auth.SetVersion(2)
 		auth.SASLAuthBytes = []byte("\x00alice\x00wrong")
-		c.send(auth, 2)
+		c.Send(auth, 2)
 		conns[i] = c
 	}
 	deadline := time.Now().Add(2 * time.Minute)
@@ -222,7 +222,7 @@ func TestSASLHeldFailuresCostNoGoroutine(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if a := tryLogin(t, dial(t, addr), plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()); a.code != 0 {
+	if a := tryLogin(t, wiretest.Dial(t, addr), plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()); a.code != 0 {
 		t.Fatalf("a good login beside held failures: %v %s", kerr.ErrorForCode(a.code), a.msg)
 	}
 	for i, c := range conns {
@@ -234,7 +234,7 @@ func TestSASLHeldFailuresCostNoGoroutine(t *testing.T) {
 	s.Close()
 	for i, c := range conns {
 		c.SetReadDeadline(time.Now().Add(time.Minute))
-		if !c.closed() {
+		if !c.Closed() {
 			t.Fatalf("held connection %d stays open after the server stopped", i)
 		}
 	}

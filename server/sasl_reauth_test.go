@@ -14,6 +14,7 @@ import (
 	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/xdg-go/scram"
 
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
 )
@@ -25,13 +26,13 @@ const reauthLifetime = 2 * time.Second
 
 // saslLoginAt is saslLogin with correlation ids from corr, returning the
 // last SaslAuthenticate error code and message and the session lifetime.
-func saslLoginAt(t *testing.T, c *testConn, m sasl.Mechanism, corr int32) (int16, string, time.Duration) {
+func saslLoginAt(t *testing.T, c *wiretest.Conn, m sasl.Mechanism, corr int32) (int16, string, time.Duration) {
 	t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = m.Name()
-	c.send(hs, corr)
-	if _, resp := c.recv(hs); resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+	c.Send(hs, corr)
+	if _, resp := c.Recv(hs); resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
 		return resp.(*kmsg.SASLHandshakeResponse).ErrorCode, "", 0
 	}
 	session, token, err := m.Authenticate(context.Background(), "127.0.0.1")
@@ -43,8 +44,8 @@ func saslLoginAt(t *testing.T, c *testConn, m sasl.Mechanism, corr int32) (int16
 		auth := kmsg.NewPtrSASLAuthenticateRequest()
 		auth.SetVersion(2)
 		auth.SASLAuthBytes = token
-		c.send(auth, corr)
-		_, r := c.recv(auth)
+		c.Send(auth, corr)
+		_, r := c.Recv(auth)
 		resp := r.(*kmsg.SASLAuthenticateResponse)
 		if resp.ErrorCode != 0 {
 			msg := ""
@@ -65,7 +66,7 @@ func saslLoginAt(t *testing.T, c *testConn, m sasl.Mechanism, corr int32) (int16
 
 // apiVersionsAnswered sends ApiVersions and reports whether an answer
 // came back before the connection closed.
-func apiVersionsAnswered(c *testConn, corr int32) bool {
+func apiVersionsAnswered(c *wiretest.Conn, corr int32) bool {
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
@@ -92,13 +93,13 @@ func TestSASLReauthentication(t *testing.T) {
 	}))
 	alice := plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()
 
-	kept := dial(t, addr)
+	kept := wiretest.Dial(t, addr)
 	code, _, lifetime := saslLoginAt(t, kept, alice, 1)
 	authed := time.Now()
 	if code != 0 || lifetime != reauthLifetime {
 		t.Fatalf("login: error %v, session lifetime %v, want %v", kerr.ErrorForCode(code), lifetime, reauthLifetime)
 	}
-	dropped := dial(t, addr)
+	dropped := wiretest.Dial(t, addr)
 	if code, _, _ := saslLoginAt(t, dropped, alice, 1); code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
@@ -113,8 +114,8 @@ func TestSASLReauthentication(t *testing.T) {
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	kept.send(hs, 20)
-	if _, r := kept.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != kerr.IllegalSaslState.Code {
+	kept.Send(hs, 20)
+	if _, r := kept.Recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != kerr.IllegalSaslState.Code {
 		t.Fatalf("a handshake right after a re-authentication: %+v", r)
 	}
 
@@ -144,7 +145,7 @@ func TestSASLReauthenticationKeepsPrincipalAndMechanism(t *testing.T) {
 		{plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism(), "Cannot change principals during re-authentication from User.alice: User.admin"},
 		{kscram.Auth{User: "alice", Pass: "scram-secret"}.AsSha512Mechanism(), "SASL mechanism 'SCRAM-SHA-512' requested by client is not supported for re-authentication of mechanism 'PLAIN'"},
 	} {
-		c := dial(t, addr)
+		c := wiretest.Dial(t, addr)
 		if code, _, _ := saslLoginAt(t, c, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(), 1); code != 0 {
 			t.Fatal(kerr.ErrorForCode(code))
 		}
@@ -152,7 +153,7 @@ func TestSASLReauthenticationKeepsPrincipalAndMechanism(t *testing.T) {
 		if code != kerr.SaslAuthenticationFailed.Code || msg != tc.want {
 			t.Errorf("re-authentication with %s: %v %q, want %q", tc.again.Name(), kerr.ErrorForCode(code), msg, tc.want)
 		}
-		if !c.closed() {
+		if !c.Closed() {
 			t.Errorf("the connection stayed open after a failed re-authentication with %s", tc.again.Name())
 		}
 	}

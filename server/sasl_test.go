@@ -16,6 +16,7 @@ import (
 	kscram "github.com/twmb/franz-go/pkg/sasl/scram"
 	"github.com/xdg-go/scram"
 
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/metadata"
 	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
@@ -90,13 +91,13 @@ func startSASLServer(t *testing.T, props map[string]string) (string, *scramBacke
 // saslLogin drives mechanism m over c with SaslHandshake v1 and
 // SaslAuthenticate v2, as franz-go's client does; it returns the last
 // SaslAuthenticate error code.
-func saslLogin(t *testing.T, c *testConn, m sasl.Mechanism) int16 {
+func saslLogin(t *testing.T, c *wiretest.Conn, m sasl.Mechanism) int16 {
 	t.Helper()
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = m.Name()
-	c.send(hs, 1)
-	if _, resp := c.recv(hs); resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+	c.Send(hs, 1)
+	if _, resp := c.Recv(hs); resp.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
 		return resp.(*kmsg.SASLHandshakeResponse).ErrorCode
 	}
 	session, token, err := m.Authenticate(context.Background(), "127.0.0.1")
@@ -107,8 +108,8 @@ func saslLogin(t *testing.T, c *testConn, m sasl.Mechanism) int16 {
 		auth := kmsg.NewPtrSASLAuthenticateRequest()
 		auth.SetVersion(2)
 		auth.SASLAuthBytes = token
-		c.send(auth, corr)
-		_, r := c.recv(auth)
+		c.Send(auth, corr)
+		_, r := c.Recv(auth)
 		resp := r.(*kmsg.SASLAuthenticateResponse)
 		if resp.ErrorCode != 0 {
 			return resp.ErrorCode
@@ -126,12 +127,12 @@ func saslLogin(t *testing.T, c *testConn, m sasl.Mechanism) int16 {
 
 func TestSASLPlainAuthenticatesPrincipal(t *testing.T) {
 	addr, b, _ := startSASLServer(t, saslProps(t, nil))
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "test", "1"
-	c.send(av, 0)
-	c.recv(av)
+	c.Send(av, 0)
+	c.Recv(av)
 	if code := saslLogin(t, c, plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()); code != 0 {
 		t.Fatalf("error %v", kerr.ErrorForCode(code))
 	}
@@ -144,7 +145,7 @@ func TestSASLPlainAuthenticatesPrincipal(t *testing.T) {
 func TestSASLPlainWrongPasswordFailsAndCloses(t *testing.T) {
 	addr, _, logs := startSASLServer(t, saslProps(t, map[string]string{"connection.failed.authentication.delay.ms": "300"}))
 	for _, auth := range []plain.Auth{{User: "alice", Pass: "not-alices-password"}, {User: "mallory", Pass: "alice-secret"}} {
-		c := dial(t, addr)
+		c := wiretest.Dial(t, addr)
 		// The answer itself is held for the delay (as on Apache), then the
 		// connection closes.
 		if a := tryLogin(t, c, auth.AsMechanism()); a.code != kerr.SaslAuthenticationFailed.Code {
@@ -152,7 +153,7 @@ func TestSASLPlainWrongPasswordFailsAndCloses(t *testing.T) {
 		} else if held := time.Since(a.sent); held < 300*time.Millisecond {
 			t.Errorf("answered %v after the request, before connection.failed.authentication.delay.ms", held)
 		}
-		if !c.closed() {
+		if !c.Closed() {
 			t.Fatal("connection stays open after a failed authentication")
 		}
 	}
@@ -164,11 +165,11 @@ func TestSASLPlainWrongPasswordFailsAndCloses(t *testing.T) {
 
 func TestSASLNothingServedBeforeAuthentication(t *testing.T) {
 	addr, b, logs := startSASLServer(t, saslProps(t, nil))
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	v := kmsg.NewPtrVoteRequest()
 	v.SetVersion(1)
-	c.send(v, 1)
-	if !c.closed() {
+	c.Send(v, 1)
+	if !c.Closed() {
 		t.Fatal("a Vote before authentication was not refused")
 	}
 	select {
@@ -179,28 +180,28 @@ func TestSASLNothingServedBeforeAuthentication(t *testing.T) {
 	logs.waitLog(t, "Vote before SASL authentication completed")
 
 	// A SaslAuthenticate before the handshake is refused the same way.
-	c = dial(t, addr)
+	c = wiretest.Dial(t, addr)
 	auth := kmsg.NewPtrSASLAuthenticateRequest()
 	auth.SetVersion(2)
-	c.send(auth, 1)
-	if !c.closed() {
+	c.Send(auth, 1)
+	if !c.Closed() {
 		t.Fatal("SaslAuthenticate before SaslHandshake was served")
 	}
 }
 
 func TestSASLUnknownMechanismIsRefused(t *testing.T) {
 	addr, _, logs := startSASLServer(t, saslProps(t, map[string]string{"listener.name.controller.sasl.enabled.mechanisms": "PLAIN"}))
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "SCRAM-SHA-512"
-	c.send(hs, 1)
-	_, r := c.recv(hs)
+	c.Send(hs, 1)
+	_, r := c.Recv(hs)
 	resp := r.(*kmsg.SASLHandshakeResponse)
 	if resp.ErrorCode != kerr.UnsupportedSaslMechanism.Code || strings.Join(resp.SupportedMechanisms, ",") != "PLAIN" {
 		t.Fatalf("%+v", resp)
 	}
-	if !c.closed() {
+	if !c.Closed() {
 		t.Fatal("connection stays open")
 	}
 	logs.waitLog(t, "SCRAM-SHA-512", "this listener enables")
@@ -221,12 +222,12 @@ func TestSASLScramAuthenticatesFromImageCredentials(t *testing.T) {
 		// carol has no SCRAM-SHA-512 credential.
 		{kscram.Auth{User: "carol", Pass: "carol-secret"}.AsSha512Mechanism(), kerr.SaslAuthenticationFailed.Code, ""},
 	} {
-		c := dial(t, addr)
+		c := wiretest.Dial(t, addr)
 		if code := saslLogin(t, c, tc.m); code != tc.want {
 			t.Fatalf("%s for %s: code %d, want %d", tc.m.Name(), tc.user, code, tc.want)
 		}
 		if tc.want != 0 {
-			if !c.closed() {
+			if !c.Closed() {
 				t.Fatal("connection stays open after a failed authentication")
 			}
 			continue
@@ -240,15 +241,15 @@ func TestSASLScramAuthenticatesFromImageCredentials(t *testing.T) {
 
 func TestSASLHandshakeV0ExchangesBareTokens(t *testing.T) {
 	addr, b, _ := startSASLServer(t, saslProps(t, nil))
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(0)
 	hs.Mechanism = "PLAIN"
-	c.send(hs, 1)
-	if _, r := c.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
+	c.Send(hs, 1)
+	if _, r := c.Recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != 0 {
 		t.Fatal(r)
 	}
-	c.raw(protocol.AppendFrame(nil, []byte("\x00alice\x00alice-secret")))
+	c.Raw(protocol.AppendFrame(nil, []byte("\x00alice\x00alice-secret")))
 	answer := make([]byte, 4)
 	if _, err := c.Read(answer); err != nil || string(answer) != "\x00\x00\x00\x00" {
 		t.Fatalf("answer %q, %v", answer, err)
@@ -261,15 +262,15 @@ func TestSASLHandshakeV0ExchangesBareTokens(t *testing.T) {
 
 func TestSASLRequestsAfterAuthenticationAreIllegal(t *testing.T) {
 	addr, _, _ := startSASLServer(t, saslProps(t, nil))
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	if code := saslLogin(t, c, plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism()); code != 0 {
 		t.Fatal(code)
 	}
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	c.send(hs, 9)
-	if _, r := c.recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != kerr.IllegalSaslState.Code {
+	c.Send(hs, 9)
+	if _, r := c.Recv(hs); r.(*kmsg.SASLHandshakeResponse).ErrorCode != kerr.IllegalSaslState.Code {
 		t.Fatal(r)
 	}
 }
@@ -433,12 +434,12 @@ func TestSASLOverTLS(t *testing.T) {
 		t.Fatalf("principal %s", p)
 	}
 	// A plaintext client never reaches the SASL exchange.
-	plainConn := dial(t, addr)
+	plainConn := wiretest.Dial(t, addr)
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.SetVersion(1)
 	hs.Mechanism = "PLAIN"
-	plainConn.send(hs, 1)
-	if !plainConn.closed() {
+	plainConn.Send(hs, 1)
+	if !plainConn.Closed() {
 		t.Fatal("a plaintext client was served on SASL_SSL")
 	}
 

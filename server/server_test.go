@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/binary"
-	"errors"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -13,47 +11,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kraftd/kraftd/controller"
-	"github.com/kraftd/kraftd/metadata"
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/peer"
 	"github.com/kraftd/kraftd/protocol"
-	"github.com/kraftd/kraftd/quorum"
 )
 
-// stillBackend answers from fixed state; a Fetch waits until release is
-// closed (or the connection goes away), standing in for a parked fetch.
-type stillBackend struct{ release chan struct{} }
+// stillBackend is wiretest's server with no quorum behind it: a Fetch
+// waits until Release is closed (or the connection goes away), standing in
+// for a parked fetch; tests of SCRAM use scramBackend.
+type stillBackend struct{ *wiretest.Backend }
 
-func (b *stillBackend) Raft(ctx context.Context, r *Request) (kmsg.Response, error) {
-	if r.Header.Key == 1 {
-		select {
-		case <-b.release:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	resp := r.Body.ResponseKind()
-	if dq, ok := resp.(*kmsg.DescribeQuorumResponse); ok {
-		dq.ErrorCode = kerr.NotLeaderForPartition.Code
-	}
-	return resp, nil
-}
-func (b *stillBackend) ClusterID() string { return "q1Sh-9_ISia_zwGINzRvyQ" }
-func (b *stillBackend) Features() (map[string]int16, int64) {
-	return map[string]int16{"metadata.version": 27, "kraft.version": 1}, 5
-}
-func (b *stillBackend) ActiveController() int32 { return 1 }
-func (b *stillBackend) Controllers(string) []kmsg.DescribeClusterResponseBroker {
-	return []kmsg.DescribeClusterResponseBroker{{NodeID: 1, Host: "127.0.0.1", Port: 9093}}
-}
-
-func (b *stillBackend) Controller() *controller.Controller { return nil }
-func (b *stillBackend) Status() quorum.Status              { return quorum.Status{} }
-func (b *stillBackend) CaughtUp() <-chan struct{}          { return nil }
-
-// ScramCredential knows no user: tests of SCRAM use scramBackend.
-func (b *stillBackend) ScramCredential(string, int8) (metadata.UserScramCredentialRecord, bool) {
-	return metadata.UserScramCredentialRecord{}, false
+func (b stillBackend) Raft(ctx context.Context, r *Request) (kmsg.Response, error) {
+	return b.Answer(ctx, r.Header.Key, r.Body)
 }
 
 func startServer(t *testing.T) (*Server, string, *stillBackend) {
@@ -71,7 +40,7 @@ func startServerAt(t *testing.T, addr string) (*Server, string, *stillBackend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &stillBackend{release: make(chan struct{})}
+	b := &stillBackend{wiretest.NewBackend()}
 	s := New(cfg, b, zerolog.New(zerolog.NewTestWriter(t)))
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
@@ -80,64 +49,15 @@ func startServerAt(t *testing.T, addr string) (*Server, string, *stillBackend) {
 	return s, s.Addr("CONTROLLER").String(), b
 }
 
-type testConn struct {
-	t *testing.T
-	net.Conn
-}
-
-func dial(t *testing.T, addr string) *testConn {
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(20 * time.Second))
-	return &testConn{t, c}
-}
-
-func (c *testConn) send(req kmsg.Request, corr int32) {
-	payload := req.AppendTo(protocol.AppendRequestHeader(nil, req, corr, "test"))
-	c.raw(protocol.AppendFrame(nil, payload))
-}
-
-func (c *testConn) raw(b []byte) {
-	if _, err := c.Write(b); err != nil {
-		c.t.Fatal(err)
-	}
-}
-
-func (c *testConn) recv(req kmsg.Request) (int32, kmsg.Response) {
-	frame, err := protocol.ReadFrame(c, 1<<24)
-	if err != nil {
-		c.t.Fatalf("reading response: %v", err)
-	}
-	corr, resp, err := protocol.ParseResponse(frame, req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return corr, resp
-}
-
-// closed reports whether the server closed the connection.
-func (c *testConn) closed() bool {
-	_, err := c.Read(make([]byte, 1))
-	return errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || isReset(err)
-}
-
-func isReset(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op)
-}
-
 func TestApiVersionsRanges(t *testing.T) {
 	s, addr, _ := startServer(t)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	for _, v := range []int16{0, 3, 4, 5} {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.SetVersion(v)
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd-test", "1.0"
-		c.send(req, int32(v))
-		corr, resp := c.recv(req)
+		c.Send(req, int32(v))
+		corr, resp := c.Recv(req)
 		av := resp.(*kmsg.ApiVersionsResponse)
 		if corr != int32(v) || av.ErrorCode != 0 {
 			t.Fatalf("v%d: corr %d err %d", v, corr, av.ErrorCode)
@@ -169,7 +89,7 @@ func TestApiVersionsRanges(t *testing.T) {
 // controller, like Apache's, does not compare them with its own.
 func TestApiVersionsV5ClusterAndNodeID(t *testing.T) {
 	_, addr, _ := startServer(t)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	other := "some-other-cluster"
 	for i, tc := range []struct {
 		clusterID *string
@@ -185,8 +105,8 @@ func TestApiVersionsV5ClusterAndNodeID(t *testing.T) {
 		req.SetVersion(5)
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "kraftd-test", "1.0"
 		req.ClusterID, req.NodeID = tc.clusterID, tc.nodeID
-		c.send(req, int32(i))
-		_, resp := c.recv(req)
+		c.Send(req, int32(i))
+		_, resp := c.Recv(req)
 		av := resp.(*kmsg.ApiVersionsResponse)
 		if av.ErrorCode != tc.wantErr || (tc.wantErr != 0) != (len(av.ApiKeys) == 0) {
 			t.Fatalf("case %d: error %d with %d keys, want error %d", i, av.ErrorCode, len(av.ApiKeys), tc.wantErr)
@@ -196,12 +116,12 @@ func TestApiVersionsV5ClusterAndNodeID(t *testing.T) {
 
 func TestApiVersionsUnknownVersionAnsweredAtV0(t *testing.T) {
 	_, addr, _ := startServer(t)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	// ApiVersions v9 with a flexible header and an empty tagged body.
-	c.raw(protocol.AppendFrame(nil, []byte{0, 18, 0, 9, 0, 0, 0, 7, 0, 1, 'x', 0, 0}))
+	c.Raw(protocol.AppendFrame(nil, []byte{0, 18, 0, 9, 0, 0, 0, 7, 0, 1, 'x', 0, 0}))
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.SetVersion(0)
-	corr, resp := c.recv(req)
+	corr, resp := c.Recv(req)
 	av := resp.(*kmsg.ApiVersionsResponse)
 	if corr != 7 || av.ErrorCode != kerr.UnsupportedVersion.Code || len(av.ApiKeys) == 0 {
 		t.Fatalf("corr %d %+v", corr, av)
@@ -227,15 +147,15 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 		"http":                []byte("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			other := dial(t, addr)
-			bad := dial(t, addr)
-			bad.raw(bytes)
-			if !bad.closed() {
+			other := wiretest.Dial(t, addr)
+			bad := wiretest.Dial(t, addr)
+			bad.Raw(bytes)
+			if !bad.Closed() {
 				t.Fatal("connection left open")
 			}
 			req := kmsg.NewPtrApiVersionsRequest()
-			other.send(req, 3)
-			if corr, _ := other.recv(req); corr != 3 {
+			other.Send(req, 3)
+			if corr, _ := other.Recv(req); corr != 3 {
 				t.Fatalf("other connection got corr %d", corr)
 			}
 		})
@@ -244,24 +164,24 @@ func TestBadInputClosesOnlyThatConnection(t *testing.T) {
 
 func TestPipelinedResponsesKeepOrderAndParkedFetchBlocksNoOne(t *testing.T) {
 	_, addr, b := startServer(t)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	fetch := kmsg.NewPtrFetchRequest()
 	fetch.SetVersion(17)
 	dq := kmsg.NewPtrDescribeQuorumRequest()
 	dq.SetVersion(2)
-	c.send(fetch, 1) // parks until released
-	c.send(dq, 2)    // answered at once by the backend, but must wait its turn
+	c.Send(fetch, 1) // parks until released
+	c.Send(dq, 2)    // answered at once by the backend, but must wait its turn
 
-	other := dial(t, addr)
-	other.send(dq, 9)
-	if corr, resp := other.recv(dq); corr != 9 || resp.(*kmsg.DescribeQuorumResponse).ErrorCode != kerr.NotLeaderForPartition.Code {
+	other := wiretest.Dial(t, addr)
+	other.Send(dq, 9)
+	if corr, resp := other.Recv(dq); corr != 9 || resp.(*kmsg.DescribeQuorumResponse).ErrorCode != kerr.NotLeaderForPartition.Code {
 		t.Fatalf("other connection: corr %d", corr)
 	}
-	close(b.release)
-	if corr, _ := c.recv(fetch); corr != 1 {
+	close(b.Release)
+	if corr, _ := c.Recv(fetch); corr != 1 {
 		t.Fatalf("first response has corr %d", corr)
 	}
-	if corr, _ := c.recv(dq); corr != 2 {
+	if corr, _ := c.Recv(dq); corr != 2 {
 		t.Fatalf("second response has corr %d", corr)
 	}
 }
@@ -270,7 +190,7 @@ func TestPipelinedResponsesKeepOrderAndParkedFetchBlocksNoOne(t *testing.T) {
 // half-closed: every one is answered, in order, before the server closes.
 func TestManyPipelinedRequestsAnsweredInOrderAfterHalfClose(t *testing.T) {
 	s, addr, _ := startServer(t)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	dq := kmsg.NewPtrDescribeQuorumRequest()
 	dq.SetVersion(2)
 	n := int32(3 * s.cfg.QueuedMaxRequests)
@@ -283,18 +203,18 @@ func TestManyPipelinedRequestsAnsweredInOrderAfterHalfClose(t *testing.T) {
 		c.Conn.(*net.TCPConn).CloseWrite()
 	}()
 	for want := int32(0); want < n; want++ {
-		if corr, _ := c.recv(dq); corr != want {
+		if corr, _ := c.Recv(dq); corr != want {
 			t.Fatalf("response %d has corr %d", want, corr)
 		}
 	}
-	if !c.closed() {
+	if !c.Closed() {
 		t.Fatal("connection left open after the last answer")
 	}
 }
 
 func TestDescribeClusterEndpointTypes(t *testing.T) {
 	_, addr, _ := startServer(t)
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	for i, tc := range []struct {
 		version  int16
 		endpoint int8
@@ -308,8 +228,8 @@ func TestDescribeClusterEndpointTypes(t *testing.T) {
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.SetVersion(tc.version)
 		req.EndpointType = tc.endpoint
-		c.send(req, int32(i))
-		_, resp := c.recv(req)
+		c.Send(req, int32(i))
+		_, resp := c.Recv(req)
 		dc := resp.(*kmsg.DescribeClusterResponse)
 		if dc.ErrorCode != tc.want {
 			t.Fatalf("v%d type %d: error %d, want %d", tc.version, tc.endpoint, dc.ErrorCode, tc.want)
@@ -355,12 +275,12 @@ func TestControllerOnlyKeysAsApache(t *testing.T) {
 	if _, ok := s.Registry().Lookup(48); ok {
 		t.Error("DescribeClientQuotas is listed; Apache's controller does not list it")
 	}
-	c := dial(t, addr)
+	c := wiretest.Dial(t, addr)
 	for v := int16(1); v <= 3; v++ {
 		req := kmsg.NewPtrDescribeDelegationTokenRequest()
 		req.SetVersion(v)
-		c.send(req, int32(v))
-		if _, resp := c.recv(req); resp.(*kmsg.DescribeDelegationTokenResponse).ErrorCode != kerr.UnknownServerError.Code {
+		c.Send(req, int32(v))
+		if _, resp := c.Recv(req); resp.(*kmsg.DescribeDelegationTokenResponse).ErrorCode != kerr.UnknownServerError.Code {
 			t.Errorf("DescribeDelegationToken v%d: %+v", v, resp)
 		}
 	}

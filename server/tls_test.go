@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/kraftd/kraftd/internal/testpki"
+	"github.com/kraftd/kraftd/internal/wiretest"
 	"github.com/kraftd/kraftd/protocol"
 )
 
@@ -134,7 +135,7 @@ func startTLSServer(t *testing.T, props map[string]string) (*Server, string, *pr
 	if err := cfg.LoadTLS(log); err != nil {
 		t.Fatal(err)
 	}
-	b := &principalBackend{stillBackend{release: make(chan struct{})}, make(chan Principal, 16)}
+	b := &principalBackend{stillBackend{wiretest.NewBackend()}, make(chan Principal, 16)}
 	s := New(cfg, b, log)
 	// Short enough for the stalled-handshake check, long enough for a real
 	// handshake on a loaded machine (300 ms failed under load 40).
@@ -148,7 +149,7 @@ func startTLSServer(t *testing.T, props map[string]string) (*Server, string, *pr
 
 // dialTLSClient connects with leaf as the client certificate (nil: none),
 // trusting roots.
-func dialTLSClient(t *testing.T, addr string, leaf *testpki.Leaf, roots *x509.CertPool) (*testConn, error) {
+func dialTLSClient(t *testing.T, addr string, leaf *testpki.Leaf, roots *x509.CertPool) (*wiretest.Conn, error) {
 	t.Helper()
 	cfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1"}
 	if leaf != nil {
@@ -161,9 +162,8 @@ func dialTLSClient(t *testing.T, addr string, leaf *testpki.Leaf, roots *x509.Ce
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(20 * time.Second))
-	return &testConn{t, c}, nil
+	return wiretest.NewConn(t, c), nil
 }
 
 func pool(cas ...*testpki.CA) *x509.CertPool {
@@ -174,11 +174,11 @@ func pool(cas ...*testpki.CA) *x509.CertPool {
 	return p
 }
 
-func sendVote(c *testConn) {
+func sendVote(c *wiretest.Conn) {
 	v := kmsg.NewPtrVoteRequest()
 	v.SetVersion(1)
-	c.send(v, 1)
-	c.recv(v)
+	c.Send(v, 1)
+	c.Recv(v)
 }
 
 func TestMutualTLSConnectionKnowsItsPrincipal(t *testing.T) {
@@ -238,23 +238,23 @@ func TestTLSFailuresCloseOnlyThatConnection(t *testing.T) {
 			// TLS 1.3: the client learns of the refusal on its first read
 			// (the write may already see the reset).
 			c.Write([]byte{0, 0, 0, 1, 0})
-			if !c.closed() {
+			if !c.Closed() {
 				t.Errorf("%s: connection stays open", name)
 			}
 		}
 		logs.waitLog(t, "TLS handshake failed", tc.reason)
 	}
 
-	plain := dial(t, addr)
+	plain := wiretest.Dial(t, addr)
 	req := kmsg.NewPtrApiVersionsRequest()
 	plain.Write(protocol.AppendFrame(nil, req.AppendTo(protocol.AppendRequestHeader(nil, req, 1, "test"))))
-	if !plain.closed() {
+	if !plain.Closed() {
 		t.Error("plaintext client on a TLS port: connection stays open")
 	}
 	logs.waitLog(t, "TLS handshake failed", "sent plaintext", plain.LocalAddr().String())
 
-	silent := dial(t, addr)
-	if !silent.closed() {
+	silent := wiretest.Dial(t, addr)
+	if !silent.Closed() {
 		t.Error("a client that never starts its handshake stays connected")
 	}
 	logs.waitLog(t, "did not finish within", silent.LocalAddr().String())
