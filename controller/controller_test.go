@@ -86,6 +86,12 @@ func (q *fakeQuorum) lead(epoch int32, leader bool) {
 	q.flush()
 }
 
+// tick runs the core's timed work (Core.Tick) at the clock's time, then
+// takes what it proposed: what the node's seam does every controller tick.
+func (q *fakeQuorum) tick() {
+	q.drive(func(core *Core, now time.Time) { core.Tick(now) })
+}
+
 func (q *fakeQuorum) Propose(epoch int32, recs []metadata.Record, stamp func(int64), done func(int64, error)) error {
 	q.inbox = append(q.inbox, proposed{epoch: epoch, recs: recs, stamp: stamp, done: done})
 	return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/kraftd/kraftd/metadata"
 )
 
-func newTokenController(t *testing.T, secret string) (*Controller, *clock) {
+func newTokenController(t *testing.T, secret string) (*Controller, *fakeQuorum, *clock) {
 	t.Helper()
 	c := New(1, nil)
 	q := newFakeQuorum(t, c)
@@ -20,7 +20,7 @@ func newTokenController(t *testing.T, secret string) (*Controller, *clock) {
 	q.activate(clk, Settings{NodeID: 1, ClusterID: testCluster, Rand: rand.New(rand.NewPCG(1, 2)), TopicIDs: rand.NewChaCha8([32]byte{1}),
 		Tokens: TokenSettings{Secret: secret, MaxLifetime: 10 * time.Hour, Expiry: time.Hour, CheckEvery: time.Minute}})
 	q.write([]metadata.Record{&metadata.FeatureLevelRecord{Name: MetadataVersionFeature, FeatureLevel: LatestMetadataVersion}})
-	return c, clk
+	return c, q, clk
 }
 
 func tokenCount(c *Controller) int {
@@ -34,7 +34,7 @@ func tokenCount(c *Controller) int {
 // by a renewer and refused to anyone else, expired, swept once lapsed.
 func TestDelegationTokenLifecycle(t *testing.T) {
 	ctx := context.Background()
-	c, clk := newTokenController(t, "the-secret")
+	c, q, clk := newTokenController(t, "the-secret")
 	alice := TokenPrincipal{Type: "User", Name: "alice", Allowed: true}
 	bob := TokenPrincipal{Type: "User", Name: "bob", Allowed: true}
 	eve := TokenPrincipal{Type: "User", Name: "eve", Allowed: true}
@@ -89,10 +89,10 @@ func TestDelegationTokenLifecycle(t *testing.T) {
 	if n := tokenCount(c); n != 1 {
 		t.Fatalf("%d tokens before the sweep", n)
 	}
-	c.Tick()
-	// The sweep Tick queued is built before the renewal below, and answers
-	// come in log order: once the renewal is answered, the sweep has
-	// committed, and the token is gone.
+	q.tick()
+	// The sweep the tick proposed is built before the renewal below, and
+	// answers come in log order: once the renewal is answered, the sweep
+	// has committed, and the token is gone.
 	if r := renew(alice, created.HMAC, 0); r.ErrorCode != kerr.DelegationTokenNotFound.Code {
 		t.Errorf("renewing a swept token: %+v", r)
 	}
@@ -119,7 +119,7 @@ func TestDelegationTokenLifecycle(t *testing.T) {
 
 // Without delegation.token.secret.key tokens are disabled.
 func TestDelegationTokensDisabledWithoutSecret(t *testing.T) {
-	c, _ := newTokenController(t, "")
+	c, _, _ := newTokenController(t, "")
 	r, err := c.CreateDelegationToken(context.Background(), TokenPrincipal{Type: "User", Name: "alice", Allowed: true}, kmsg.NewPtrCreateDelegationTokenRequest())
 	if err != nil || r.ErrorCode != kerr.DelegationTokenAuthDisabled.Code {
 		t.Errorf("%v %+v", err, r)

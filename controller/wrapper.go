@@ -241,11 +241,6 @@ func (c *Controller) BalanceLeaders(ctx context.Context) (int, error) {
 	return await(ctx, c, func(core *Core, now time.Time, answer func(int, error)) { core.BalanceLeaders(now, answer) })
 }
 
-// Tick gives the core its timed work (Core.Tick) at the current time.
-func (c *Controller) Tick() {
-	c.do(func(core *Core, now time.Time) { core.Tick(now) })
-}
-
 // IsActive reports whether this node is the active controller.
 func (c *Controller) IsActive() bool {
 	active := false
