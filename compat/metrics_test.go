@@ -99,6 +99,7 @@ type readiness struct {
 	Ready  bool   `json:"ready"`
 	Reason string `json:"reason"`
 	Role   string `json:"role"`
+	Epoch  int32  `json:"epoch"`
 }
 
 func (n *metricsNode) readyz() (readiness, int, error) {
@@ -196,13 +197,27 @@ func readyLeaderOf(t *testing.T, nodes []*metricsNode) *metricsNode {
 	t.Helper()
 	var leader *metricsNode
 	Eventually(t, ReadyTimeout, "a ready leader", nil, func() error {
+		// A leader that was paused answers as a ready leader of its old
+		// epoch for the moment before it reads the newer leader's
+		// BeginQuorumEpoch: the leader is the one of the newest epoch
+		// any node knows.
+		leader = nil
+		var leaderEpoch, newest int32 = -1, -1
 		for _, n := range nodes {
-			if r, _, err := n.readyz(); err == nil && r.Role == "leader" && r.Ready {
-				leader = n
-				return nil
+			r, _, err := n.readyz()
+			if err != nil {
+				continue
+			}
+			newest = max(newest, r.Epoch)
+			if r.Role == "leader" && r.Ready && r.Epoch > leaderEpoch {
+				leader, leaderEpoch = n, r.Epoch
 			}
 		}
-		return fmt.Errorf("no node answers /readyz as a ready leader")
+		if leader == nil || leaderEpoch < newest {
+			leader = nil
+			return fmt.Errorf("no node answers /readyz as a ready leader of the newest epoch (%d)", newest)
+		}
+		return nil
 	})
 	return leader
 }
