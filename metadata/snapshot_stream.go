@@ -83,10 +83,11 @@ func WriteSnapshot(w io.Writer, im *Image, opts SnapshotOptions) (int64, error) 
 }
 
 // snapshotWriter packs encoded records into data batches of at most
-// MaxBatchBytes and writes each batch as soon as it is full. A record is
-// encoded straight into the pending batch's records section, so that the
-// bytes of a million records are written once before the batch is
-// compressed or copied out.
+// MaxBatchBytes and writes each batch as soon as it is full. A record's
+// value is encoded into one reused buffer and appended, framed, to the
+// pending batch's records section, which is then gzipped (or copied) into
+// the batch in one pass: no list of records is kept to be walked and
+// encoded a second time.
 type snapshotWriter struct {
 	w         io.Writer
 	epoch     int32

@@ -27,8 +27,8 @@ func (b Builder) Encode(dst []byte, records []Record) []byte {
 
 // EncodeSection is Encode for a records section already encoded: count
 // records appended with AppendRecord, with offset deltas 0 to count-1. A
-// writer of many small records builds it record by record, so that they
-// are encoded once, not first kept aside and then copied into the batch.
+// writer of many small records builds it record by record, instead of
+// keeping a list of them for Encode to walk and encode again.
 func (b Builder) EncodeSection(dst []byte, section []byte, count int) []byte {
 	start := len(dst)
 	dst = b.appendHeader(dst, count, 0)
