@@ -66,6 +66,7 @@ type controllerQuorum struct {
 	pids      map[int32]int // node id -> process id
 	procs     map[int32]*Process
 	dirs      map[int32]string // node id -> its __cluster_metadata-0 directory
+	pprof     map[int32]string // node id -> its pprof listener (KRAFTD_BENCH_PROFILE)
 	stop      func()
 }
 
@@ -123,7 +124,7 @@ func startKraftdBenchQuorum(b *testing.B, props map[string]string) *controllerQu
 	b.Helper()
 	ports := FreePorts(b, 3)
 	q := &controllerQuorum{name: "kraftd", clusterID: NewUUID(), voters: map[int32]string{}, pids: map[int32]int{},
-		procs: map[int32]*Process{}, dirs: map[int32]string{}}
+		procs: map[int32]*Process{}, dirs: map[int32]string{}, pprof: map[int32]string{}}
 	var voters []string
 	for i, p := range ports {
 		q.voters[int32(i+1)] = Addr(p)
@@ -136,6 +137,9 @@ func startKraftdBenchQuorum(b *testing.B, props map[string]string) *controllerQu
 		q.dirs[int32(id)] = filepath.Join(dir, storage.MetadataLogDirName)
 		extra := map[string]string{"controller.quorum.voters": strings.Join(voters, ",")}
 		maps.Copy(extra, props)
+		profile, addr := profileProps(b)
+		maps.Copy(extra, profile)
+		q.pprof[int32(id)] = addr
 		conf := WriteKraftdConfig(b, int32(id), Addr(p), dir, extra)
 		format := NewProcess(b, fmt.Sprintf("kraftd-format-%d", id), KraftdBinary(b), "format", "--config", conf, "--cluster-id", q.clusterID,
 			"--release-version", brokerQuorumRelease)

@@ -114,8 +114,10 @@ func (r *scaleRun) steady() {
 	before, leaderBefore := mustCPU(r.b, pids...), mustCPU(r.b, pid)
 	began, steal := time.Now(), StartSteal()
 	r.fleet.Heartbeats().Start()
+	profile := startProfiles(r.b, r.q.pprof[leaderID], "steady-leader", r.cfg.window)
 	time.Sleep(r.cfg.window)
 	beats := r.fleet.Heartbeats().Stop()
+	profile.wait()
 	elapsed := time.Since(began).Seconds()
 	r.f.stealOf("steady", steal)
 	r.f.set("steady", "controller CPU, 3 controllers", (mustCPU(r.b, pids...)-before).Seconds()/elapsed)
@@ -155,8 +157,9 @@ func (r *scaleRun) steadyWrites() {
 // seconds, about 40 writes.
 func (r *scaleRun) storm() {
 	cfg := r.cfg
-	_, pid := r.leaderPID()
+	leaderID, pid := r.leaderPID()
 	r.fleet.SetPhase("storm")
+	defer startProfiles(r.b, r.q.pprof[leaderID], "storm-leader", 15*time.Second).wait()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	writes := make(chan []time.Duration, 1)
@@ -179,7 +182,8 @@ func (r *scaleRun) storm() {
 	r.f.set("storm", "concurrent CreateTopics p50", msOf(Percentile(lat, 0.5)))
 	r.f.set("storm", "concurrent CreateTopics p99", msOf(Percentile(lat, 0.99)))
 	r.f.set("storm", "concurrent CreateTopics max", msOf(slices.Max(append(lat, 0))))
-	r.f.notes = append(r.f.notes, fmt.Sprintf("storm: %d rounds of %v, %d writes, %d MiB of snapshots fetched", len(tooks), tooks, len(lat), snapshotBytes>>20))
+	r.f.notes = append(r.f.notes, fmt.Sprintf("storm: %d rounds of %v, %d writes, %d MiB of snapshots fetched, leader's anonymous memory %.1f MiB above idle at its peak",
+		len(tooks), tooks, len(lat), snapshotBytes>>20, float64(rss.anonAbove())/(1<<20)))
 }
 
 // stormRound starts cfg.observers new observers and waits until all have

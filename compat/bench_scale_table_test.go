@@ -193,22 +193,34 @@ func mustCPU(b *testing.B, pids ...int) time.Duration {
 // ProcessRSS is a process's resident memory in bytes, from the VmRSS line
 // of /proc/<pid>/status.
 func ProcessRSS(pid int) (int64, error) {
+	rss, _, err := processMemory(pid)
+	return rss, err
+}
+
+// processMemory is a process's resident memory and the anonymous part of
+// it (RssAnon: the heap and stacks, not file pages mapped in), in bytes.
+func processMemory(pid int) (rss, anon int64, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	found := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 && f[1] == "kB" {
-				kb, err := strconv.ParseInt(f[0], 10, 64)
-				if err == nil {
-					return kb << 10, nil
-				}
-			}
+		name, rest, _ := strings.Cut(line, ":")
+		dst := map[string]*int64{"VmRSS": &rss, "RssAnon": &anon}[name]
+		f := strings.Fields(rest)
+		if dst == nil || len(f) != 2 || f[1] != "kB" {
+			continue
+		}
+		kb, err := strconv.ParseInt(f[0], 10, 64)
+		if err == nil {
+			*dst, found = kb<<10, found+1
 		}
 	}
-	return 0, errorf("/proc/%d/status: no VmRSS in kB", pid)
+	if found != 2 {
+		return 0, 0, errorf("/proc/%d/status: no VmRSS and RssAnon in kB", pid)
+	}
+	return rss, anon, nil
 }
 
 func mustRSS(b *testing.B, pid int) int64 {
@@ -219,19 +231,23 @@ func mustRSS(b *testing.B, pid int) int64 {
 	return n
 }
 
-// rssPeak samples a process's resident memory every 10 ms from its start.
+// rssPeak samples a process's resident memory every 10 ms from its start,
+// and apart the anonymous part of it.
 type rssPeak struct {
-	base, peak atomic.Int64
-	done       chan struct{}
-	stopped    chan struct{}
+	base, peak         atomic.Int64
+	baseAnon, peakAnon atomic.Int64
+	done               chan struct{}
+	stopped            chan struct{}
 }
 
 // startRSSPeak records pid's resident memory now, then samples its peak.
 func startRSSPeak(pid int) *rssPeak {
 	p := &rssPeak{done: make(chan struct{}), stopped: make(chan struct{})}
-	base, _ := ProcessRSS(pid)
+	base, anon, _ := processMemory(pid)
 	p.base.Store(base)
 	p.peak.Store(base)
+	p.baseAnon.Store(anon)
+	p.peakAnon.Store(anon)
 	go func() {
 		defer close(p.stopped)
 		tick := time.NewTicker(10 * time.Millisecond)
@@ -242,13 +258,18 @@ func startRSSPeak(pid int) *rssPeak {
 				return
 			case <-tick.C:
 			}
-			if n, err := ProcessRSS(pid); err == nil && n > p.peak.Load() {
-				p.peak.Store(n)
+			if n, anon, err := processMemory(pid); err == nil {
+				p.peak.Store(max(p.peak.Load(), n))
+				p.peakAnon.Store(max(p.peakAnon.Load(), anon))
 			}
 		}
 	}()
 	return p
 }
+
+// anonAbove is the peak of the anonymous part above its level at the
+// start; call it after stop.
+func (p *rssPeak) anonAbove() int64 { return max(0, p.peakAnon.Load()-p.baseAnon.Load()) }
 
 // stop ends sampling and returns the peak above the level at the start.
 func (p *rssPeak) stop() int64 {
