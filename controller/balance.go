@@ -18,7 +18,7 @@ const maxBalanceElections = 1000
 // auto.leader.rebalance.enable. It returns how many partitions it moved.
 func (c *Core) BalanceLeaders(now time.Time, answer func(moved int, err error)) {
 	moved := 0
-	c.execLocal(now, func(im *metadata.Image) ([]metadata.Record, error) {
+	c.execFromImage(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		moved = 0
 		var recs []metadata.Record
 		for _, id := range sortedTopicIDs(im) {

@@ -13,7 +13,9 @@ import "github.com/kraftd/kraftd/metadata"
 // leader had been elected when the operation was built, and its answer is
 // one the committed history allowed then. Apache answers such operations
 // from the image at once, and a deposed leader may do so until check-quorum
-// removes it.
+// removes it. Broker heartbeats and the core's timed work keep Apache's
+// rule (execFromImage): a steady fleet's heartbeats would otherwise cost a
+// commit every few of them.
 //
 // The write is the next one any operation makes, or, when none comes, a
 // NoOp: at most one is in flight, and every answer that waits while it is

@@ -84,9 +84,9 @@ type Core struct {
 type operation struct {
 	build  func(im *metadata.Image) ([]metadata.Record, error)
 	finish func(w written, err error)
-	// local is set for the core's own timed work, whose answer never
-	// leaves the node and so needs no proof that this node still leads.
-	local bool
+	// fromImage is set for operations answered from the image without a
+	// proof that this node still leads (exec, execFromImage).
+	fromImage bool
 }
 
 // written is where an operation's effects end in the log: first and last
@@ -144,11 +144,14 @@ func (c *Core) exec(now time.Time, build func(im *metadata.Image) ([]metadata.Re
 	c.enqueue(now, &operation{build: build, finish: finish})
 }
 
-// execLocal is exec for the core's timed work: an operation that writes
-// nothing is answered without waiting for a proof of leadership, since
-// its answer stays on this node.
-func (c *Core) execLocal(now time.Time, build func(im *metadata.Image) ([]metadata.Record, error), finish func(written, error)) {
-	c.enqueue(now, &operation{build: build, finish: finish, local: true})
+// execFromImage is exec for an operation whose answer, when it writes
+// nothing, needs no proof that this node still leads (confirm.go): it is
+// answered once the writes it read have committed, or at once, as Apache
+// answers every such operation. That is the core's own timed work, whose
+// answer never leaves the node, and a broker's heartbeat (see
+// BrokerHeartbeat).
+func (c *Core) execFromImage(now time.Time, build func(im *metadata.Image) ([]metadata.Record, error), finish func(written, error)) {
+	c.enqueue(now, &operation{build: build, finish: finish, fromImage: true})
 }
 
 func (c *Core) enqueue(now time.Time, op *operation) {
@@ -216,7 +219,7 @@ func (c *Core) step(op *operation) bool {
 		c.answer(op, nothingWritten, ErrNotController)
 		return true
 	}
-	if !op.local {
+	if !op.fromImage {
 		c.confirmThenAnswer(op, err)
 		return true
 	}

@@ -27,11 +27,13 @@
 // the speculative image and proposes them without waiting for the commit.
 // So many operations may be in flight, each seeing the effects of those
 // before it, and each is answered once its records commit, in commit
-// order; an operation that writes nothing (a read, a refusal, a steady
-// broker heartbeat) is answered only once a write handed to the log after
-// it was built has committed, the next operation's or a NoOp shared by all
-// that wait (confirm.go): a leader cut off by a partition, not yet aware
-// of its successor, so never answers from its stale image. Records are proposed for the leader epoch
+// order; an operation that writes nothing (a read, a refusal) is answered
+// only once a write handed to the log after it was built has committed,
+// the next operation's or a NoOp shared by all that wait (confirm.go): a
+// leader cut off by a partition, not yet aware of its successor, so never
+// answers from its stale image. A steady broker heartbeat and the core's
+// timed work keep Apache's rule: answered once what they read has
+// committed, with no write of their own. Records are proposed for the leader epoch
 // they were built in, and the log refuses them once this node no longer
 // leads that epoch, so the writes that reach the log are always a prefix
 // of those made. When a write fails (leadership lost), the operations in

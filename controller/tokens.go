@@ -234,7 +234,7 @@ func (c *Core) ExpireDelegationToken(now time.Time, p TokenPrincipal, req *kmsg.
 // their expiry or maximum lifetime and reports how many it removed.
 func (c *Core) SweepExpiredTokens(now time.Time, answer func(int, error)) {
 	removed := 0
-	c.execLocal(now, func(im *metadata.Image) ([]metadata.Record, error) {
+	c.execFromImage(now, func(im *metadata.Image) ([]metadata.Record, error) {
 		removed = 0
 		nowMs := c.now.UnixMilli()
 		var recs []metadata.Record

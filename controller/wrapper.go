@@ -127,8 +127,7 @@ func (c *Controller) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartb
 }
 
 // StartBrokerHeartbeat gives the core a heartbeat and returns without
-// waiting; its answer comes once what it wrote, or a write after it, has
-// committed, as with BrokerHeartbeat.
+// waiting; its answer comes as Core.BrokerHeartbeat gives it.
 func (c *Controller) StartBrokerHeartbeat(req *kmsg.BrokerHeartbeatRequest) *Answer[*kmsg.BrokerHeartbeatResponse] {
 	return begin(c, func(core *Core, now time.Time, answer func(*kmsg.BrokerHeartbeatResponse, error)) {
 		core.BrokerHeartbeat(now, req, answer)
