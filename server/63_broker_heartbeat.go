@@ -37,10 +37,10 @@ func (s *Server) handleBrokerHeartbeat(r *Request) (kmsg.Response, error) {
 }
 
 // startBrokerHeartbeat gives the controller the heartbeat from the
-// connection's goroutine. Every heartbeat the controller accepts waits
-// for a commit (its own records, or the NoOp that proves this node still
-// leads), on a goroutine of its own; one refused at once (not the
-// controller) is answered without that hand-off.
+// connection's goroutine. Its answer, which comes from the node's loop
+// (at once for one that writes nothing while no write is pending, else
+// once a commit settles it), is waited for on a goroutine of its own; one
+// refused at once (not the controller) is answered without that hand-off.
 func (s *Server) startBrokerHeartbeat(r *Request) (kmsg.Response, handlerFunc) {
 	req := r.Body.(*kmsg.BrokerHeartbeatRequest)
 	ctl := s.backend.Controller()
