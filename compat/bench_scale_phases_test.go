@@ -49,6 +49,7 @@ func (r *scaleRun) snapshot() {
 	began, steal := time.Now(), StartSteal()
 	rss := startRSSPeak(pid)
 	r.fleet.Heartbeats().Start()
+	defer startProfiles(r.b, r.q.pprof[leaderID], "snapshot-leader", 3*time.Second).wait()
 	for {
 		if _, err := os.Stat(part); err != nil {
 			break
