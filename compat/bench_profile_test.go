@@ -39,11 +39,14 @@ func (p *profiling) wait() {
 // startProfiles takes, in the background, a CPU profile of d and an
 // execution trace of its first min(d, 3 s) from the pprof listener at
 // addr, into KRAFTD_BENCH_PROFILE as <name>.cpu.pprof and <name>.trace;
-// and, at its start and its end, the allocation profile and the metrics
-// (<name>.allocs-{start,end}.pprof, <name>.metrics-{start,end}.txt: the
-// difference is what the phase allocated and counted). With no directory
-// or no listener it does nothing (and wait returns at once).
-func startProfiles(tb testing.TB, addr, name string, d time.Duration) *profiling {
+// and, at its start and its end, the metrics (<name>.metrics-{start,end}.txt)
+// and, with allocs, the allocation profile (<name>.allocs-{start,end}.pprof:
+// the difference is what the phase allocated). A heap profile is as of the
+// last garbage collection, so allocs has the node collect first: a second
+// of CPU at a million partitions, so not for a phase timed from its start.
+// With no directory or no listener it does nothing (and wait returns at
+// once).
+func startProfiles(tb testing.TB, addr, name string, d time.Duration, allocs bool) *profiling {
 	dir := benchProfileDir()
 	if dir == "" || addr == "" {
 		return nil
@@ -72,8 +75,10 @@ func startProfiles(tb testing.TB, addr, name string, d time.Duration) *profiling
 	}
 	p := &profiling{done: make(chan struct{})}
 	counters := func(when string) {
-		fetch("/debug/pprof/allocs", name+".allocs-"+when+".pprof")
 		fetch("/metrics", name+".metrics-"+when+".txt")
+		if allocs {
+			fetch("/debug/pprof/allocs?gc=1", name+".allocs-"+when+".pprof")
+		}
 	}
 	counters("start")
 	go func() {

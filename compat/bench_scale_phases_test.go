@@ -49,7 +49,7 @@ func (r *scaleRun) snapshot() {
 	began, steal := time.Now(), StartSteal()
 	rss := startRSSPeak(pid)
 	r.fleet.Heartbeats().Start()
-	defer startProfiles(r.b, r.q.pprof[leaderID], "snapshot-leader", 3*time.Second).wait()
+	defer startProfiles(r.b, r.q.pprof[leaderID], "snapshot-leader", 3*time.Second, false).wait()
 	for {
 		if _, err := os.Stat(part); err != nil {
 			break
@@ -115,7 +115,7 @@ func (r *scaleRun) steady() {
 	before, leaderBefore := mustCPU(r.b, pids...), mustCPU(r.b, pid)
 	began, steal := time.Now(), StartSteal()
 	r.fleet.Heartbeats().Start()
-	profile := startProfiles(r.b, r.q.pprof[leaderID], "steady-leader", r.cfg.window)
+	profile := startProfiles(r.b, r.q.pprof[leaderID], "steady-leader", r.cfg.window, true)
 	time.Sleep(r.cfg.window)
 	beats := r.fleet.Heartbeats().Stop()
 	profile.wait()
@@ -160,7 +160,7 @@ func (r *scaleRun) storm() {
 	cfg := r.cfg
 	leaderID, pid := r.leaderPID()
 	r.fleet.SetPhase("storm")
-	defer startProfiles(r.b, r.q.pprof[leaderID], "storm-leader", 15*time.Second).wait()
+	defer startProfiles(r.b, r.q.pprof[leaderID], "storm-leader", 15*time.Second, true).wait()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	writes := make(chan []time.Duration, 1)
