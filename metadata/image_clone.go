@@ -8,18 +8,24 @@ import (
 // Clone returns an image with the same contents that can be changed
 // independently of im: applying records to one never shows in the other.
 //
-// It copies what apply edits in place (the maps, each topic and its
-// partition slice, the broker index) and shares what apply only ever
-// replaces: a partition's replica, ISR and rare-field lists, a broker's
-// lists, each resource's config map and each entity's quota map, and the
-// byte and string slices of the security records. So a clone costs one
-// copy of the partition table, not of everything it points to.
+// It copies what apply edits in place (the maps, the indexes by broker
+// and of leaderless partitions) and shares the rest: the topics copy on
+// write, as after a Freeze (both images start a generation of their own,
+// so each copies a shared topic's partitions the first time it changes
+// them: ownTopic), and what apply only ever replaces is shared for good
+// (a partition's replica, ISR and rare-field lists, a broker's lists,
+// each resource's config map, each entity's quota map, the byte and
+// string slices of the security records). So a clone of a million
+// partitions costs copies of the maps and indexes, not of the partition
+// table: the new active controller makes one on the node's loop as it
+// takes over. Clone starts a new generation in im (unless frozen), so it
+// needs the same exclusion as Apply.
 func (im *Image) Clone() *Image {
 	out := &Image{
 		Features:    maps.Clone(im.Features),
 		Brokers:     maps.Clone(im.Brokers),
 		Controllers: maps.Clone(im.Controllers),
-		Topics:      make(map[Uuid]*Topic, len(im.Topics)),
+		Topics:      maps.Clone(im.Topics),
 		TopicIDs:    maps.Clone(im.TopicIDs),
 		Configs:     maps.Clone(im.Configs),
 		ProducerIDs: im.ProducerIDs,
@@ -37,14 +43,10 @@ func (im *Image) Clone() *Image {
 			out.TopicIDs[t.Name] = id
 		}
 	}
-	for id, t := range im.Topics {
-		c := *t
-		c.gen = out.gen
-		// Copied with the old capacity's worth of room dropped: a clone's
-		// partitions grow on their own.
-		c.Partitions = append([]Partition(nil), t.Partitions...)
-		out.Topics[id] = &c
+	if !im.frozen { // a frozen image never changes its topics, and others may read it
+		im.gen = newGeneration()
 	}
+	out.gen = newGeneration()
 	if im.leaderless != nil {
 		out.leaderless = &leaderlessIndex{keys: slices.Clone(im.leaderless.keys), compacted: im.leaderless.compacted}
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// TestCloneIsIndependent: a clone hashes like its source, and records
-// applied afterwards to either one (random logs: topic removals,
+// TestCloneIsIndependent: a clone hashes like its source and shares its
+// topics (copy on write), and records applied afterwards to either one (random logs: topic removals,
 // reassignments, transactions) change only that one: each ends up exactly
 // as an image that applied its own records from the start.
 func TestCloneIsIndependent(t *testing.T) {
@@ -21,6 +21,11 @@ func TestCloneIsIndependent(t *testing.T) {
 		clone := src.Clone()
 		if clone.Hash() != src.Hash() {
 			t.Fatalf("seed %d: clone hashes differently", seed)
+		}
+		for id, top := range src.Topics {
+			if clone.Topics[id] != top {
+				t.Fatalf("seed %d: Clone copied topic %s; it is shared until one side changes it", seed, top.Name)
+			}
 		}
 		before := src.Hash()
 		// The clone goes on with the log; the source must not notice.

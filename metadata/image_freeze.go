@@ -3,6 +3,7 @@ package metadata
 import (
 	"maps"
 	"slices"
+	"sync/atomic"
 )
 
 // Freeze returns a read-only copy of the image as it is now, which another
@@ -23,7 +24,7 @@ import (
 // Apply and ApplyAll refuse the copy (ErrFrozen). Freeze itself changes im
 // (it starts a new generation), so it needs the same exclusion as Apply.
 func (im *Image) Freeze() *Image {
-	im.gen++
+	im.gen = newGeneration()
 	return &Image{
 		Features:         maps.Clone(im.Features),
 		Brokers:          maps.Clone(im.Brokers),
@@ -40,6 +41,13 @@ func (im *Image) Freeze() *Image {
 		frozen:           true,
 	}
 }
+
+// generations numbers the images' generations across all images: a Clone
+// and its source share topics, and neither may take one of the other's
+// generation for its own.
+var generations atomic.Uint64
+
+func newGeneration() uint64 { return generations.Add(1) }
 
 // ownTopic returns the version of topic t that im may change in place: t
 // itself when it belongs to im's generation, else the copy made the first
