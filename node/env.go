@@ -48,10 +48,27 @@ type Syncer interface {
 	Wait() error
 }
 
-// Executor runs background work (writing a snapshot) and delivers its error
-// on the returned channel, which receives exactly one value. Production runs
-// the work on a goroutine; the simulator runs it at once.
-type Executor func(work func() error) <-chan error
+// Executor runs background work (writing a snapshot) at urgency and
+// delivers its error on the returned channel, which receives exactly one
+// value. Production runs the work on a goroutine of lower priority; the
+// simulator runs it at once.
+type Executor func(urgency Urgency, work func() error) <-chan error
+
+// Urgency is how background work competes for a CPU with the node's own
+// work (heartbeats, the quorum) and with the other processes of its host.
+type Urgency int
+
+const (
+	// Yielding work goes after the node's own but keeps a tenth of its
+	// weight: the active controller's snapshot, which observers catching
+	// up may be sent to.
+	Yielding Urgency = iota
+	// Idle work goes after everything else on the host: a follower's
+	// snapshot, which nothing waits for. Controllers that share a host
+	// (a test, a small cluster) so leave the CPU to the leader's, rather
+	// than three snapshots of the same offset splitting it.
+	Idle
+)
 
 // StateMachine is what committed records are replayed into: the
 // controller's image. It is called from the loop goroutine only.

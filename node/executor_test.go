@@ -24,7 +24,7 @@ func TestBackgroundWorkGetsItsOwnP(t *testing.T) {
 	}
 	before := runtime.GOMAXPROCS(0)
 	var inside int
-	if err := <-goExecutor(func() error { inside = runtime.GOMAXPROCS(0); return nil }); err != nil {
+	if err := <-goExecutor(Yielding, func() error { inside = runtime.GOMAXPROCS(0); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if inside != before+1 {

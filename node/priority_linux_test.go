@@ -27,30 +27,34 @@ func readThreadNice() (int, error) {
 }
 
 // TestBackgroundWorkRunsAtLowerPriority: the production executor runs its
-// work on a thread niced backgroundNiceStep below the process's other
-// threads, which keep their own, with a backgroundSliceNs slice.
+// work on a thread niced below the process's other threads, which keep
+// their own, with a backgroundSliceNs slice: backgroundNiceStep below for
+// Yielding work (the leader's snapshot), nice 19 for Idle work (a
+// follower's).
 func TestBackgroundWorkRunsAtLowerPriority(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	before := threadNice(t)
-	var inside int
-	var attr *unix.SchedAttr
-	if err := <-goExecutor(func() error {
-		var err error
-		if inside, err = readThreadNice(); err != nil {
+	for urgency, want := range map[Urgency]int{Yielding: min(19, before+backgroundNiceStep), Idle: 19} {
+		var inside int
+		var attr *unix.SchedAttr
+		if err := <-goExecutor(urgency, func() error {
+			var err error
+			if inside, err = readThreadNice(); err != nil {
+				return err
+			}
+			attr, err = unix.SchedGetAttr(0, 0)
 			return err
+		}); err != nil {
+			t.Fatal(err)
 		}
-		attr, err = unix.SchedGetAttr(0, 0)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if want := min(19, before+backgroundNiceStep); inside != want {
-		t.Errorf("background work ran at nice %d, want %d", inside, want)
-	}
-	// Kernels before 6.12 neither set nor report a fair thread's slice.
-	if attr.Runtime != 0 && attr.Runtime != backgroundSliceNs {
-		t.Errorf("background work ran with a %d ns slice, want %d", attr.Runtime, backgroundSliceNs)
+		if inside != want {
+			t.Errorf("background work of urgency %d ran at nice %d, want %d", urgency, inside, want)
+		}
+		// Kernels before 6.12 neither set nor report a fair thread's slice.
+		if attr.Runtime != 0 && attr.Runtime != backgroundSliceNs {
+			t.Errorf("background work of urgency %d ran with a %d ns slice, want %d", urgency, attr.Runtime, backgroundSliceNs)
+		}
 	}
 	if after := threadNice(t); after != before {
 		t.Errorf("the starting thread's nice went from %d to %d", before, after)
@@ -76,7 +80,7 @@ func TestBackgroundJobsKeepTheirThreads(t *testing.T) {
 			nice, err = readThreadNice()
 			return err
 		}
-		if err := <-goExecutor(job); err != nil {
+		if err := <-goExecutor(Yielding, job); err != nil {
 			t.Fatal(err)
 		}
 		if nice != wantNice {

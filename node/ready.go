@@ -211,7 +211,11 @@ func (n *Node) applyCommitted() error {
 		if err := n.replayTo(upTo); err != nil {
 			return err
 		}
-		n.snapshots.MaybeSnapshot(n.hw)
+		urgency := Idle
+		if n.soft.Role == quorum.RoleLeader {
+			urgency = Yielding
+		}
+		n.snapshots.MaybeSnapshot(n.hw, urgency)
 	}
 	if !n.caughtUpOnce && n.hw >= 0 && n.sm.Applied()+1 >= n.hw {
 		n.caughtUpOnce = true

@@ -72,25 +72,26 @@ func (wallClock) Now() time.Time { return time.Now() }
 // one more P (extraProc), else the work would hold one of the Ps the
 // heartbeats' goroutines run on, whatever the kernel's priorities.
 //
-// The goroutines and their threads are kept for the next job, never
-// unlocked (their priority stays theirs): a new thread for every
+// The goroutines and their threads are kept for the next job of their
+// urgency, never unlocked (their priority stays theirs, and an
+// unprivileged thread cannot raise it again): a new thread for every
 // snapshot would fault in a new stack each time, memory the leader's
 // resident size shows. There are as many as jobs ever ran at once, one
-// in a node.
-func goExecutor(work func() error) <-chan error {
+// in a node, for each urgency.
+func goExecutor(urgency Urgency, work func() error) <-chan error {
 	done := make(chan error, 1)
 	job := backgroundJob{work: work, done: done}
 	background.Lock()
-	if n := len(background.idle); n > 0 {
-		inbox := background.idle[n-1]
-		background.idle = background.idle[:n-1]
+	if idle := background.idle[urgency]; len(idle) > 0 {
+		inbox := idle[len(idle)-1]
+		background.idle[urgency] = idle[:len(idle)-1]
 		background.Unlock()
 		inbox <- job // its one slot is free: the caller, the node's loop, never waits
 		return done
 	}
 	background.started++
 	background.Unlock()
-	go backgroundWorker(job)
+	go backgroundWorker(urgency, job)
 	return done
 }
 
@@ -99,27 +100,27 @@ type backgroundJob struct {
 	done chan<- error
 }
 
-// background is goExecutor's pool: the inboxes of the idle workers, and
-// how many workers were ever started.
+// background is goExecutor's pool: the inboxes of the idle workers of
+// each urgency, and how many workers were ever started.
 var background struct {
 	sync.Mutex
-	idle    []chan backgroundJob
+	idle    [Idle + 1][]chan backgroundJob
 	started int
 }
 
 // backgroundWorker runs first, then each job put in its inbox. It lists
 // itself idle before it reports a job done, so that the job's owner, who
 // may start the next one at once, finds it.
-func backgroundWorker(first backgroundJob) {
+func backgroundWorker(urgency Urgency, first backgroundJob) {
 	runtime.LockOSThread()
-	lowerThreadPriority()
+	lowerThreadPriority(urgency)
 	inbox := make(chan backgroundJob, 1)
 	for job := first; ; job = <-inbox {
 		release := extraProc()
 		err := job.work()
 		release()
 		background.Lock()
-		background.idle = append(background.idle, inbox)
+		background.idle[urgency] = append(background.idle[urgency], inbox)
 		background.Unlock()
 		job.done <- err
 	}

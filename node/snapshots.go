@@ -101,9 +101,9 @@ func (s *Snapshotter) resetScan() {
 // MaybeSnapshot is called by the node loop once records below hw (the high
 // watermark) are committed. It accounts the newly committed batches and,
 // when a snapshot is due and none is being written, starts writing one that
-// ends at the last whole committed batch. Failures are logged, never
-// returned: a missed snapshot costs disk space, not correctness.
-func (s *Snapshotter) MaybeSnapshot(hw int64) {
+// ends at the last whole committed batch, at urgency. Failures are logged,
+// never returned: a missed snapshot costs disk space, not correctness.
+func (s *Snapshotter) MaybeSnapshot(hw int64, urgency Urgency) {
 	s.collect(false)
 	if err := s.scan(hw); err != nil {
 		s.logger.Warn().Err(err).Int64("high_watermark", hw).Msg("cannot account committed batches; recounting from the newest snapshot")
@@ -131,7 +131,7 @@ func (s *Snapshotter) MaybeSnapshot(hw int64) {
 	s.logger.Info().Stringer("snapshot", point.id).Str("reason", reason).Msg("writing metadata snapshot")
 	s.bytesSince, s.newRecords, s.lastSnapshot = 0, false, s.now()
 	state, im := s.stateAt(point), s.frozenAt(point)
-	s.running = s.run(func() error { return s.writeAndClean(point, state, im) })
+	s.running = s.run(urgency, func() error { return s.writeAndClean(point, state, im) })
 }
 
 // Close waits for a snapshot being written; the node calls it before it

@@ -87,7 +87,7 @@ func TestSnapshotterWritesByBytes(t *testing.T) {
 	for i := range 60 {
 		l.topic(i)
 		hashes[l.log.EndOffset()] = l.image.Hash()
-		s.MaybeSnapshot(l.log.EndOffset())
+		s.MaybeSnapshot(l.log.EndOffset(), Yielding)
 		s.Close() // wait, so each due snapshot is written before the next check
 	}
 	ids := l.log.Snapshots()
@@ -132,7 +132,7 @@ func TestSnapshotterWritesFromFrozenImage(t *testing.T) {
 			l.append(1, &metadata.PartitionChangeRecord{TopicId: id, PartitionId: 0, Leader: int32(1 + i%2), Isr: []int32{1, 2}, LeaderRecoveryState: -1})
 		}
 		hashes[l.log.EndOffset()] = l.image.Hash()
-		s.MaybeSnapshot(l.log.EndOffset()) // not waited for: the next appends race with it
+		s.MaybeSnapshot(l.log.EndOffset(), Yielding) // not waited for: the next appends race with it
 	}
 	s.Close()
 	ids := l.log.Snapshots()
@@ -181,19 +181,19 @@ func TestSnapshotterTimerNeedsNewRecords(t *testing.T) {
 	s.now = func() time.Time { return clock }
 	s.lastSnapshot = clock
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
-	s.MaybeSnapshot(l.log.EndOffset())
+	s.MaybeSnapshot(l.log.EndOffset(), Yielding)
 	s.Close()
 	if len(l.log.Snapshots()) != 0 {
 		t.Fatal("snapshot before the interval")
 	}
 	clock = clock.Add(time.Second)
-	s.MaybeSnapshot(l.log.EndOffset()) // no new records since the last check, but some since the last snapshot
+	s.MaybeSnapshot(l.log.EndOffset(), Yielding) // no new records since the last check, but some since the last snapshot
 	s.Close()
 	if ids := l.log.Snapshots(); len(ids) != 1 || ids[0].EndOffset != 1 {
 		t.Fatalf("snapshots %v", ids)
 	}
 	clock = clock.Add(time.Hour)
-	s.MaybeSnapshot(l.log.EndOffset())
+	s.MaybeSnapshot(l.log.EndOffset(), Yielding)
 	s.Close()
 	if ids := l.log.Snapshots(); len(ids) != 1 {
 		t.Fatalf("snapshot without new records: %v", ids)
@@ -208,17 +208,17 @@ func TestSnapshotterOnlyWholeCommittedBatches(t *testing.T) {
 	l.append(1, &metadata.FeatureLevelRecord{Name: "metadata.version", FeatureLevel: 27})
 	l.append(2, &metadata.BeginTransactionRecord{}, &metadata.TopicRecord{Name: "a", TopicId: metadata.Uuid{1}})
 	l.append(2, &metadata.NoOpRecord{}, &metadata.EndTransactionRecord{})
-	s.MaybeSnapshot(2) // inside the first batch of the transaction: only offset 0 is whole
+	s.MaybeSnapshot(2, Yielding) // inside the first batch of the transaction: only offset 0 is whole
 	s.Close()
 	if ids := l.log.Snapshots(); len(ids) != 1 || ids[0] != (storage.SnapshotID{EndOffset: 1, Epoch: 1}) {
 		t.Fatalf("snapshots %v", ids)
 	}
-	s.MaybeSnapshot(3) // the transaction is open at 3
+	s.MaybeSnapshot(3, Yielding) // the transaction is open at 3
 	s.Close()
 	if ids := l.log.Snapshots(); len(ids) != 1 {
 		t.Fatalf("snapshot inside a transaction: %v", ids)
 	}
-	s.MaybeSnapshot(5)
+	s.MaybeSnapshot(5, Yielding)
 	s.Close()
 	ids := l.log.Snapshots()
 	if len(ids) != 2 || ids[1] != (storage.SnapshotID{EndOffset: 5, Epoch: 2}) {
@@ -244,7 +244,7 @@ func TestSnapshotterRetention(t *testing.T) {
 	l.appendControl(1, voters)
 	for i := range 100 {
 		l.topic(i)
-		s.MaybeSnapshot(l.log.EndOffset())
+		s.MaybeSnapshot(l.log.EndOffset(), Yielding)
 		s.Close()
 	}
 	ids := l.log.Snapshots()

@@ -101,7 +101,7 @@ func (s syncer) Wait() error {
 
 // RunNow is a node.Executor that runs background work on the caller, at
 // once: a snapshot is written before the loop goes on.
-func RunNow(work func() error) <-chan error {
+func RunNow(_ node.Urgency, work func() error) <-chan error {
 	done := make(chan error, 1)
 	done <- work()
 	return done
