@@ -207,7 +207,13 @@ func processMemory(pid int) (rss, anon int64, err error) {
 	found := 0
 	for _, line := range strings.Split(string(b), "\n") {
 		name, rest, _ := strings.Cut(line, ":")
-		dst := map[string]*int64{"VmRSS": &rss, "RssAnon": &anon}[name]
+		var dst *int64
+		switch name {
+		case "VmRSS":
+			dst = &rss
+		case "RssAnon":
+			dst = &anon
+		}
 		f := strings.Fields(rest)
 		if dst == nil || len(f) != 2 || f[1] != "kB" {
 			continue
