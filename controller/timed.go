@@ -62,7 +62,10 @@ func (c *Core) Tick(now time.Time) {
 }
 
 // fenceAll fences expired brokers one operation at a time: each is built
-// once the one before has committed, as Apache's periodic fencing does.
+// once the one before has committed. Apache queues the next as the one
+// before is built (QuorumController reschedules its fencing from inside
+// the operation); doing so here made a rack's fencing 1.9 s once and
+// 39.5 s the next time, not understood yet (branch fence).
 func (c *Core) fenceAll(now time.Time) {
 	c.FenceStaleBrokers(now, func(fenced bool, err error) {
 		if fenced {
