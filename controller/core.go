@@ -85,7 +85,7 @@ type operation struct {
 	build  func(im *metadata.Image) ([]metadata.Record, error)
 	finish func(w written, err error)
 	// fromImage is set for operations answered from the image without a
-	// proof that this node still leads (exec, execFromImage).
+	// proof that this node still leads (execFromImage).
 	fromImage bool
 }
 

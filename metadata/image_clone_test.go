@@ -6,9 +6,10 @@ import (
 )
 
 // TestCloneIsIndependent: a clone hashes like its source and shares its
-// topics (copy on write), and records applied afterwards to either one (random logs: topic removals,
-// reassignments, transactions) change only that one: each ends up exactly
-// as an image that applied its own records from the start.
+// topics (copy on write), and records applied afterwards to either one
+// (random logs: topic removals, reassignments, transactions) change only
+// that one: each ends up exactly as an image that applied its own records
+// from the start.
 func TestCloneIsIndependent(t *testing.T) {
 	for seed := range uint64(50) {
 		log := randomLog(seed, 300)

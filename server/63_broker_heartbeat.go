@@ -47,7 +47,7 @@ func (s *Server) startBrokerHeartbeat(r *Request) (kmsg.Response, handlerFunc) {
 	if ctl == nil {
 		return heartbeatAnswer(req, nil, errNoController), nil
 	}
-	resp, err := ctl.StartBrokerHeartbeat(req).Wait(r.Ctx)
+	resp, err := ctl.BrokerHeartbeat(r.Ctx, req)
 	return heartbeatAnswer(req, resp, err), nil
 }
 
