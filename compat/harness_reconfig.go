@@ -41,11 +41,25 @@ func AddController(t testing.TB, version, bootstrap string, joiner *MixedMember)
 
 // RemoveController runs `kafka-metadata-quorum --bootstrap-controller
 // bootstrap remove-controller --controller-id id --controller-directory-id
-// dir`. It fails the test unless the tool reports the removal.
-func RemoveController(t testing.TB, version, bootstrap string, id int32, dir string) {
+// dir`, members being the controllers that stay. It fails the test unless
+// the tool reports the removal. An Apache leader can end itself on its own
+// removal race before it answers (apacheRemovalFault): then the wait for a
+// leader among members restarts it, and the removal is asked again unless
+// it had committed.
+func RemoveController(t testing.TB, version, bootstrap string, members []*MixedMember, id int32, dir string) {
 	t.Helper()
-	out, err := MetadataQuorum(t, version, "--bootstrap-controller", bootstrap, "remove-controller",
-		"--controller-id", fmt.Sprint(id), "--controller-directory-id", dir)
+	remove := func() (string, error) {
+		return MetadataQuorum(t, version, "--bootstrap-controller", bootstrap, "remove-controller",
+			"--controller-id", fmt.Sprint(id), "--controller-directory-id", dir)
+	}
+	out, err := remove()
+	if err != nil && slices.ContainsFunc(members, (*MixedMember).endedOnRemovalFault) {
+		t.Logf("remove-controller %d failed with its Apache leader ended on Apache's removal race: %v", id, err)
+		if !slices.Contains(WaitMixedLeader(t, members, nil).Voters, id) {
+			return
+		}
+		out, err = remove()
+	}
 	if err != nil {
 		t.Fatalf("remove-controller %d: %v", id, err)
 	}

@@ -67,14 +67,7 @@ func runMixedAddRemove(t *testing.T, v, leaderKind, joinerKind string, newMember
 		return VotersCaughtUp(s.HighWatermark)(s)
 	})
 
-	out, err = MetadataQuorum(t, v, "--bootstrap-controller", leader.Addr(), "remove-controller",
-		"--controller-id", "2", "--controller-directory-id", joiner.DirectoryID(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "KRaft controller 2") {
-		t.Errorf("remove-controller printed %q", out)
-	}
+	RemoveController(t, v, leader.Addr(), []*MixedMember{leader}, 2, joiner.DirectoryID(t))
 	WaitMixedLeader(t, members, func(s *QuorumStatus) error {
 		if !slices.Equal(s.Voters, []int32{1}) {
 			return fmt.Errorf("voters %v, want [1]", s.Voters)

@@ -111,11 +111,7 @@ func runKRaftVersionUpgrade(t *testing.T, v, leaderKind string) {
 		}
 	}
 
-	out, err = MetadataQuorum(t, v, "--bootstrap-controller", leader.Addr(), "remove-controller",
-		"--controller-id", fmt.Sprint(third.ID), "--controller-directory-id", third.DirectoryID(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	RemoveController(t, v, leader.Addr(), members, third.ID, third.DirectoryID(t))
 	WaitMixedLeader(t, members, func(s *QuorumStatus) error {
 		if !slices.Equal(s.Voters, []int32{1, 2}) || !slices.Contains(s.Observers, third.ID) {
 			return fmt.Errorf("voters %v, observers %v: want voters [1 2] and observer %d", s.Voters, s.Observers, third.ID)

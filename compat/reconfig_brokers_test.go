@@ -90,7 +90,7 @@ func reconfigureWithBrokers(t *testing.T, v, first string) *rollingCluster {
 	mark := traffic.Mark()
 	all := r.live
 	r.live, r.observer = all[1:], leader
-	RemoveController(t, v, strings.Join(MixedAddrs(r.live...), ","), 1, leader.DirectoryID(t))
+	RemoveController(t, v, strings.Join(MixedAddrs(r.live...), ","), r.live, 1, leader.DirectoryID(t))
 	after := WaitMixedLeader(t, r.live, wantQuorum(-1, []int32{2, 3}, []int32{1, 101, 102}))
 	at(fmt.Sprintf("removed leader 1; %s leads", MemberByID(all, after.LeaderID)))
 
@@ -309,7 +309,7 @@ func (r *rollingCluster) replace(step int, id int32, kind string) {
 	mark := r.traffic.Mark()
 
 	if !removedBefore {
-		RemoveController(t, v, othersAddrs, id, old.DirectoryID(t))
+		RemoveController(t, v, othersAddrs, others, id, old.DirectoryID(t))
 		WaitMixedLeader(t, others, wantQuorum(-1, MemberIDs(others...), nil))
 	}
 	removed := time.Now()
