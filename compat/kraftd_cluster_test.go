@@ -139,6 +139,7 @@ func TestKraftdThreeNodeQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := leader.Proc.Wait(30 * time.Second); err != nil {
+		leader.Proc.QuitThenKill() // its goroutines' stacks, in the log below
 		t.Fatalf("graceful stop of node %d: %v", leader.ID, err)
 	}
 	var others []*kraftdNode

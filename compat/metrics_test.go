@@ -286,6 +286,7 @@ func checkLifecycleLog(t *testing.T, nodes []*metricsNode, stoppedEarlier, orpha
 		t.Fatal(err)
 	}
 	if err := leader.Proc.Wait(ReadyTimeout); err != nil {
+		leader.Proc.QuitThenKill() // its goroutines' stacks, in the log below
 		t.Fatalf("leader %d after SIGTERM: %v", leader.ID, err)
 	}
 	out := leader.Proc.Output()

@@ -19,7 +19,8 @@ import (
 )
 
 // stopTimeout is how long a graceful stop waits after SIGTERM before it
-// sends SIGKILL: an Apache broker's controlled shutdown takes a few seconds.
+// sends SIGQUIT (stacks or a thread dump into the node's log) and then
+// SIGKILL: an Apache broker's controlled shutdown takes a few seconds.
 const stopTimeout = 30 * time.Second
 
 // Node is one process of a cluster: a kraftd or Apache controller, or an
@@ -50,7 +51,8 @@ func (n *Node) Running() bool { return n.proc.Running() }
 func (n *Node) Kill() { n.proc.Kill() }
 
 // Stop shuts the node down gracefully (SIGTERM: a broker's controlled
-// shutdown, a kraftd leader's resignation), with SIGKILL after 30 seconds.
+// shutdown, a kraftd leader's resignation), with SIGQUIT (its stacks in its
+// log) then SIGKILL after 30 seconds.
 func (n *Node) Stop() { n.proc.Stop() }
 
 // Start starts a stopped or killed node again on its data. It returns an

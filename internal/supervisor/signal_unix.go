@@ -7,4 +7,5 @@ import "syscall"
 const (
 	sigStop = syscall.SIGSTOP
 	sigCont = syscall.SIGCONT
+	sigQuit = syscall.SIGQUIT
 )

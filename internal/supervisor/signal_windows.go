@@ -7,4 +7,5 @@ import "syscall"
 const (
 	sigStop = syscall.Signal(0x13)
 	sigCont = syscall.Signal(0x12)
+	sigQuit = syscall.Signal(0x3)
 )

@@ -159,8 +159,9 @@ func (p *Process) Kill() {
 }
 
 // Stop sends SIGTERM (and SIGCONT, in case it is paused), waits up to
-// StopTimeout, then sends SIGKILL; it returns once the process is reaped.
-// It is safe to call more than once and on a process never started.
+// StopTimeout, then sends SIGQUIT and, quitDumpWait later, SIGKILL; it
+// returns once the process is reaped. It is safe to call more than once
+// and on a process never started.
 func (p *Process) Stop() {
 	d := p.Done()
 	if d == nil {
@@ -175,6 +176,27 @@ func (p *Process) Stop() {
 	select {
 	case <-d:
 	case <-time.After(timeout):
+		p.QuitThenKill()
+	}
+}
+
+// quitDumpWait is how long QuitThenKill lets a SIGQUIT dump be written.
+const quitDumpWait = 3 * time.Second
+
+// QuitThenKill is for a process that did not stop when asked: SIGQUIT
+// makes a Go program write every goroutine's stack to its output and exit
+// (a JVM writes its threads' and goes on), so the log says where it hung;
+// SIGKILL follows if it is still there quitDumpWait later. It returns once
+// the process is reaped.
+func (p *Process) QuitThenKill() {
+	d := p.Done()
+	if d == nil {
+		return
+	}
+	_ = p.Signal(sigQuit)
+	select {
+	case <-d:
+	case <-time.After(quitDumpWait):
 		p.Kill()
 	}
 }

@@ -93,12 +93,12 @@ func TestChildOutlivesStartingThread(t *testing.T) {
 	}
 }
 
-// Stop sends SIGTERM, and SIGKILL after StopTimeout to a child that
-// ignores it; the log holds every run's output, each under its own start
-// line; signals after the end reach nobody.
+// Stop sends SIGTERM, and SIGQUIT then SIGKILL after StopTimeout to a
+// child that ignores both; the log holds every run's output, each under
+// its own start line; signals after the end reach nobody.
 func TestStopRestartAndLog(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "child.log")
-	p := &Process{Name: "stubborn", Argv: []string{"sh", "-c", `trap "" TERM; echo up; while :; do sleep 0.1; done`},
+	p := &Process{Name: "stubborn", Argv: []string{"sh", "-c", `trap "" TERM QUIT; echo up; while :; do sleep 0.1; done`},
 		Log: log, StopTimeout: 500 * time.Millisecond}
 	for run := range 2 {
 		if err := p.Start(); err != nil {
@@ -110,8 +110,8 @@ func TestStopRestartAndLog(t *testing.T) {
 		waitFor(t, func() bool { return strings.Count(readFile(t, log), "up\n") == run+1 })
 		start := time.Now()
 		p.Stop()
-		if took := time.Since(start); took < p.StopTimeout {
-			t.Errorf("run %d stopped after %v, before the stop timeout: SIGTERM was not ignored?", run, took)
+		if took := time.Since(start); took < p.StopTimeout+quitDumpWait {
+			t.Errorf("run %d stopped after %v, before the stop timeout and the dump's wait: SIGTERM or SIGQUIT was not ignored?", run, took)
 		}
 		exited, err := p.Exited()
 		if !exited || err == nil || !strings.Contains(err.Error(), "killed") {
@@ -144,5 +144,20 @@ func waitFor(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("timed out")
 		}
+	}
+}
+
+// A child that ignores SIGTERM but not SIGQUIT ends on the SIGQUIT that
+// Stop sends after StopTimeout (a Go program writes its stacks then).
+func TestStopQuitsBeforeKilling(t *testing.T) {
+	p := &Process{Name: "deaf", Argv: []string{"sh", "-c", `trap "" TERM; echo up; while :; do sleep 0.1; done`},
+		Log: filepath.Join(t.TempDir(), "child.log"), StopTimeout: 200 * time.Millisecond}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(readFile(t, p.Log), "up\n") })
+	p.Stop()
+	if exited, err := p.Exited(); !exited || err == nil || !strings.Contains(err.Error(), "quit") {
+		t.Errorf("exited %v with %v, want ended by SIGQUIT", exited, err)
 	}
 }
