@@ -14,7 +14,7 @@ import (
 // moves, or MaxWaitMs passes.
 func (n *Node) serveFetch(m Message, req *kmsg.FetchRequest) {
 	p := req.Topics[0].Partitions[0]
-	resp := n.tryCompleteFetch(m, req)
+	resp := n.tryCompleteFetch(m, req, nil)
 	rp := &resp.Topics[0].Partitions[0]
 	if len(rp.RecordBatches) > 0 || req.MaxWaitMillis == 0 ||
 		rp.DivergingEpoch.Epoch >= 0 || rp.SnapshotID.Epoch >= 0 || rp.SnapshotID.EndOffset >= 0 || n.fetcherBehindHW(req, rp.HighWatermark) {
@@ -61,8 +61,9 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 // tryCompleteFetch validates the fetch position against the leader's log
 // and builds the answer: records, a diverging epoch, or a snapshot id. The
 // fetch passed checkFetch in this epoch (a parked one when it was parked:
-// parked fetches do not outlive the leadership).
-func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchResponse {
+// parked fetches do not outlive the leadership). A non-nil reuse, an
+// answer of the node's own never sent, is rewritten as the answer.
+func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest, reuse *kmsg.FetchResponse) *kmsg.FetchResponse {
 	p := req.Topics[0].Partitions[0]
 	var records []byte
 	diverging := SnapshotID{EndOffset: -1, Epoch: -1}
@@ -96,7 +97,7 @@ func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest) *kmsg.FetchRe
 			n.updateReplica(fetchReplicaID(req), p.ReplicaDirectoryID, p.FetchOffset)
 		}
 	}
-	resp, rp := n.fetchResponse(req.Version, errNone, n.lead.progress.hw)
+	resp, rp := n.refillFetchResponse(reuse, req.Version, errNone, n.lead.progress.hw)
 	rp.RecordBatches = records
 	rp.DivergingEpoch.Epoch, rp.DivergingEpoch.EndOffset = diverging.Epoch, diverging.EndOffset
 	rp.SnapshotID.Epoch, rp.SnapshotID.EndOffset = snapshot.Epoch, snapshot.EndOffset
@@ -181,7 +182,8 @@ func (n *Node) completeParkedFetches(ready func(parkedFetch) bool) {
 			n.lead.parked = append(n.lead.parked, p)
 			continue
 		}
-		n.answerFetch(p.in, n.tryCompleteFetch(p.in, p.in.Request.(*kmsg.FetchRequest)))
+		// The original answer, never sent now, is rewritten as the answer.
+		n.answerFetch(p.in, n.tryCompleteFetch(p.in, p.in.Request.(*kmsg.FetchRequest), p.original))
 	}
 }
 

@@ -218,26 +218,41 @@ func (n *Node) buildFetchRequest(to int32) *kmsg.FetchRequest {
 // fetchResponse builds a single-partition Fetch response at version; records
 // and the divergence/snapshot fields are filled by the caller.
 func (n *Node) fetchResponse(version int16, code int16, hw int64) (*kmsg.FetchResponse, *kmsg.FetchResponseTopicPartition) {
-	resp := kmsg.NewPtrFetchResponse()
+	return n.refillFetchResponse(nil, version, code, hw)
+}
+
+// refillFetchResponse is fetchResponse written into resp, one of the
+// node's own answers never sent (a parked fetch's original), reusing its
+// slices; a nil resp is a new one.
+func (n *Node) refillFetchResponse(resp *kmsg.FetchResponse, version int16, code int16, hw int64) (*kmsg.FetchResponse, *kmsg.FetchResponseTopicPartition) {
+	if resp == nil {
+		resp = &kmsg.FetchResponse{Topics: make([]kmsg.FetchResponseTopic, 1)}
+		resp.Topics[0].Partitions = make([]kmsg.FetchResponseTopicPartition, 1)
+	}
+	topics, partitions, brokers := resp.Topics[:1], resp.Topics[0].Partitions[:1], resp.Brokers[:0]
+	*resp = kmsg.NewFetchResponse()
 	resp.Version = version
-	t := kmsg.NewFetchResponseTopic()
+	t := &topics[0]
+	*t = kmsg.NewFetchResponseTopic()
 	t.Topic = MetadataTopic
 	t.TopicID = MetadataTopicID
-	p := kmsg.NewFetchResponseTopicPartition()
+	p := &partitions[0]
+	*p = kmsg.NewFetchResponseTopicPartition()
 	p.ErrorCode = code
 	p.HighWatermark = hw
 	p.LastStableOffset = hw
 	p.LogStartOffset = n.log.StartOffset()
 	p.CurrentLeader.LeaderID = n.leaderID
 	p.CurrentLeader.LeaderEpoch = n.epoch
-	t.Partitions = []kmsg.FetchResponseTopicPartition{p}
-	resp.Topics = []kmsg.FetchResponseTopic{t}
+	t.Partitions = partitions
+	resp.Topics = topics
 	if version >= 17 && n.leaderID >= 0 {
 		for _, e := range n.endpointsOf(n.leaderID) {
-			resp.Brokers = append(resp.Brokers, kmsg.FetchResponseBroker{NodeID: n.leaderID, Host: e.Host, Port: int32(e.Port)})
+			brokers = append(brokers, kmsg.FetchResponseBroker{NodeID: n.leaderID, Host: e.Host, Port: int32(e.Port)})
 		}
+		resp.Brokers = brokers
 	}
-	return resp, &resp.Topics[0].Partitions[0]
+	return resp, p
 }
 
 // fetchTopicOK checks the request names exactly __cluster_metadata-0, by

@@ -147,11 +147,14 @@ type memBudget struct {
 	mu      sync.Mutex
 	held    int64
 	peak    int64         // the most ever held at once, for tests
-	changed chan struct{} // closed and replaced whenever held goes down
+	// changed is closed when held goes down, made only once a take has
+	// to wait (nil until then): most gives have no waiter, and a channel
+	// made for each of them was garbage on every request.
+	changed chan struct{}
 }
 
 func newMemBudget(limit int64) *memBudget {
-	return &memBudget{limit: limit, changed: make(chan struct{})}
+	return &memBudget{limit: limit}
 }
 
 // fitsLocked reports whether n more bytes fit; b.mu is held.
@@ -166,6 +169,9 @@ func (b *memBudget) tryTake(n int64, overdraw bool) (bool, <-chan struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !overdraw && !b.fitsLocked(n) {
+		if b.changed == nil {
+			b.changed = make(chan struct{})
+		}
 		return false, b.changed
 	}
 	b.held += n
@@ -183,8 +189,10 @@ func (b *memBudget) give(n int64) {
 	defer b.mu.Unlock()
 	b.held -= n
 	if n > 0 {
-		close(b.changed)
-		b.changed = make(chan struct{})
+		if b.changed != nil {
+			close(b.changed)
+			b.changed = nil
+		}
 	} else {
 		b.peak = max(b.peak, b.held)
 	}

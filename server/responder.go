@@ -111,8 +111,10 @@ type responder struct {
 	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
 	w       *bufio.Writer
 	mu      sync.Mutex // never held while writing: the reader only needs this one
-	// space is closed and replaced when in-flight or owed goes down, or the
-	// connection dies; a channel, so add can wait on the budget beside it.
+	// space is closed when in-flight or owed goes down, or the connection
+	// dies; a channel, so add can wait on the budget beside it. It is made
+	// only when an add has to wait (nil until then): a channel made at
+	// every answer was garbage on every request.
 	space chan struct{}
 	queue []*pending
 	// inFlight counts requests admitted and not yet written; owed is
@@ -129,7 +131,7 @@ type responder struct {
 
 func newResponder(c net.Conn, cancel context.CancelFunc, budget *memBudget, maxInFlight int, writeTimeout time.Duration) *responder {
 	return &responder{conn: c, cancel: cancel, budget: budget, maxInFlight: maxInFlight, maxOwed: maxOwedPerConn,
-		writeTimeout: writeTimeout, w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, connBuffer), space: make(chan struct{})}
+		writeTimeout: writeTimeout, w: bufio.NewWriterSize(deadlineWriter{c, writeTimeout}, connBuffer)}
 }
 
 // add queues p behind the requests already in flight, waiting while the
@@ -149,8 +151,13 @@ func (r *responder) add(ctx context.Context, p *pending) bool {
 			r.mu.Unlock()
 			return false
 		}
-		var wait <-chan struct{} = r.space
-		if r.fits(p) {
+		var wait <-chan struct{}
+		if !r.fits(p) {
+			if r.space == nil {
+				r.space = make(chan struct{})
+			}
+			wait = r.space
+		} else {
 			ok, changed := r.budget.tryTake(answerCopies*p.reserve, false)
 			if !ok && r.inFlight == 0 && r.owed == 0 {
 				p.reserve = min(p.reserve, overdraftReserve)
@@ -182,8 +189,10 @@ func (r *responder) admit(p *pending) {
 
 // wake tells a waiting add that space may have come; r.mu is held.
 func (r *responder) wake() {
-	close(r.space)
-	r.space = make(chan struct{})
+	if r.space != nil {
+		close(r.space)
+		r.space = nil
+	}
 }
 
 // fits is add's condition to go ahead; r.mu is held.
