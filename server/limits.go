@@ -144,9 +144,9 @@ func decodeCharge(n int) int64 { return int64(n) * decodeFactor }
 type memBudget struct {
 	limit int64 // -1: unbounded
 
-	mu      sync.Mutex
-	held    int64
-	peak    int64         // the most ever held at once, for tests
+	mu   sync.Mutex
+	held int64
+	peak int64 // the most ever held at once, for tests
 	// changed is closed when held goes down, made only once a take has
 	// to wait (nil until then): most gives have no waiter, and a channel
 	// made for each of them was garbage on every request.
