@@ -172,6 +172,9 @@ func checkControllerAlert(t *testing.T, prom *Prometheus, nodes []*metricsNode, 
 	back := time.Now()
 	waitAlert(t, prom, "AbnormalControllerState", "", alertTimeout)
 	t.Logf("AbnormalControllerState cleared %v after both came back", time.Since(back).Round(time.Millisecond))
+	// The alert clears with two of three: the checks after this one need
+	// all three following a leader again.
+	waitReady(t, nodes, ReadyTimeout)
 	if state, err := prom.AlertState("OfflinePartitions"); err != nil || state != "" {
 		t.Errorf("OfflinePartitions is %q (%v) on a quorum without partitions", state, err)
 	}
