@@ -77,7 +77,9 @@ func startProfiles(tb testing.TB, addr, name string, d time.Duration, allocs boo
 	counters := func(when string) {
 		fetch("/metrics", name+".metrics-"+when+".txt")
 		if allocs {
-			fetch("/debug/pprof/allocs?gc=1", name+".allocs-"+when+".pprof")
+			// heap, not allocs: net/http/pprof collects first (gc=1)
+			// only for the heap profile, which holds the same samples.
+			fetch("/debug/pprof/heap?gc=1", name+".allocs-"+when+".pprof")
 		}
 	}
 	counters("start")
