@@ -385,40 +385,50 @@ func (r *Runner) TryPropose(p *Proposal) bool {
 // FetchSnapshot chunk comes back as a *SnapshotChunk, which the caller
 // must Close.
 func (r *Runner) Raft(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	reply := make(chan kmsg.Response, 1)
-	// A caller gone before its answer came leaves an answer nobody
-	// closes; whichever side comes second closes it.
-	var abandoned atomic.Bool
-	drain := func() {
-		select {
-		case resp := <-reply:
-			closeAnswer(resp)
-		default:
-		}
-	}
-	answer := func(resp kmsg.Response) {
-		reply <- resp // the one answer: never blocks
-		if abandoned.Load() {
-			drain()
-		}
-	}
+	call := &raftCall{reply: make(chan kmsg.Response, 1)}
 	select {
-	case r.events <- event{inbound: req, reply: answer}:
+	case r.events <- event{inbound: req, reply: call.answer}:
 	case <-r.done:
 		return nil, ErrStopped
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	select {
-	case resp := <-reply:
+	case resp := <-call.reply:
 		if resp == nil {
 			return nil, ErrStopped
 		}
 		return resp, nil
 	case <-ctx.Done():
-		abandoned.Store(true)
-		drain()
+		call.abandoned.Store(true)
+		call.drain()
 		return nil, ctx.Err()
+	}
+}
+
+// raftCall is one Raft request's wait for its answer, in one allocation
+// beside its channel: a leader takes one for every follower's and
+// observer's Fetch.
+type raftCall struct {
+	reply chan kmsg.Response
+	// A caller gone before its answer came leaves an answer nobody
+	// closes; whichever side comes second closes it.
+	abandoned atomic.Bool
+}
+
+// answer hands the core's answer to the caller; it never blocks.
+func (c *raftCall) answer(resp kmsg.Response) {
+	c.reply <- resp
+	if c.abandoned.Load() {
+		c.drain()
+	}
+}
+
+func (c *raftCall) drain() {
+	select {
+	case resp := <-c.reply:
+		closeAnswer(resp)
+	default:
 	}
 }
 

@@ -307,7 +307,9 @@ func (s *Server) answer(log zerolog.Logger, req *Request, resp *responder, p *pe
 		}
 		return true
 	}
-	p.frame = protocol.AppendResponse(nil, req.Header, out)
+	buf := newAnswerFrame()
+	*buf = protocol.AppendResponse(*buf, req.Header, out)
+	p.frame, p.recycled = *buf, buf
 	return true
 }
 

@@ -91,6 +91,7 @@ type pending struct {
 	reserve  int64 // owed bytes reserved when admitted, until finished
 	charge   int64 // the request frame's decode charge, held until finished
 	frame    []byte
+	recycled *[]byte    // frame's buffer, from answerFrames, if it came from there
 	tail     *chunkTail // written after frame, if not nil
 	close    bool       // close the connection instead of answering
 	finished bool       // set under responder.mu
@@ -110,6 +111,7 @@ type responder struct {
 
 	writeMu sync.Mutex // held while popping and writing, so writes keep queue order
 	w       *bufio.Writer
+	ready   []*pending // finish's list of answers to write, kept for the next; under writeMu
 	mu      sync.Mutex // never held while writing: the reader only needs this one
 	// space is closed when in-flight or owed goes down, or the connection
 	// dies; a channel, so add can wait on the budget beside it. It is made
@@ -229,7 +231,7 @@ func (r *responder) finish(p *pending) {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	r.mu.Lock()
-	var ready []*pending
+	ready := r.ready[:0]
 	for len(r.queue) > 0 && r.queue[0].finished {
 		ready = append(ready, r.queue[0])
 		r.queue = r.queue[1:]
@@ -251,6 +253,8 @@ func (r *responder) finish(p *pending) {
 	for _, q := range ready {
 		written += int64(len(q.frame))
 		q.frame = nil
+		recycleAnswerFrame(q.recycled)
+		q.recycled = nil
 		if q.tail != nil {
 			q.tail.chunk.Close()
 			q.tail = nil
@@ -260,6 +264,8 @@ func (r *responder) finish(p *pending) {
 	r.budget.give(written)
 	r.wake()
 	r.mu.Unlock()
+	clear(ready)
+	r.ready = ready
 }
 
 // write writes ready in order; r.writeMu is held.
