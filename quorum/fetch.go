@@ -6,6 +6,8 @@
 package quorum
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -62,7 +64,8 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 // and builds the answer: records, a diverging epoch, or a snapshot id. The
 // fetch passed checkFetch in this epoch (a parked one when it was parked:
 // parked fetches do not outlive the leadership). A non-nil reuse, an
-// answer of the node's own never sent, is rewritten as the answer.
+// answer of the node's own never sent, is rewritten as the answer. The
+// answer's records are its own: nothing else refers to them.
 func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest, reuse *kmsg.FetchResponse) *kmsg.FetchResponse {
 	p := req.Topics[0].Partitions[0]
 	var records []byte
@@ -92,7 +95,10 @@ func (n *Node) tryCompleteFetch(m Message, req *kmsg.FetchRequest, reuse *kmsg.F
 					records = data
 				}
 			} else if p.FetchOffset < n.endOffset {
-				records = readPending(n.appendBuf, p.FetchOffset, maxBytes)
+				// A copy: the answer's records are its own (the server
+				// may recycle them once encoded), and these are the
+				// batches still being written.
+				records = slices.Clone(readPending(n.appendBuf, p.FetchOffset, maxBytes))
 			}
 			n.updateReplica(fetchReplicaID(req), p.ReplicaDirectoryID, p.FetchOffset)
 		}

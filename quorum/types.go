@@ -78,7 +78,9 @@ type Log interface {
 	// epoch) in place of (-1, -1)); an implementation may already do so.
 	EndOffsetForEpoch(epoch int32) (endOffset int64, foundEpoch int32)
 	// Read returns whole RecordBatch v2 batches starting with the batch that
-	// contains offset, at most maxBytes but always at least one batch if any.
+	// contains offset, at most maxBytes but always at least one batch if any,
+	// in bytes of the caller's own (a Fetch answer carries them, and the
+	// server may recycle them once it has encoded the answer).
 	Read(offset int64, maxBytes int) ([]byte, error)
 	// LatestSnapshot is the newest snapshot other than the bootstrap one
 	// (00000000000000000000-0000000000, local to each node; the core ignores

@@ -11,11 +11,29 @@ package server
 //   - v18: HighWatermark in the request (KIP-1166): a fetcher behind the
 //     leader's high watermark is answered at once.
 //
-// The quorum answers it (see stepQuorum).
+// The quorum answers it (see stepQuorum). Its records are the answer's
+// own, read from the log for it: once encoded they go back to the log's
+// read buffers (recycleRecords).
 
-import "github.com/kraftd/kraftd/authz"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/kraftd/kraftd/authz"
+	"github.com/kraftd/kraftd/storage"
+)
 
 func init() {
 	regKey(1, 4, 18, (*Server).stepQuorum,
 		accessRule{name: "Fetch", cluster: authz.OpClusterAction})
+}
+
+// recycleRecords gives back the records of a Fetch answer just encoded.
+func recycleRecords(f *kmsg.FetchResponse) {
+	for i := range f.Topics {
+		for j := range f.Topics[i].Partitions {
+			p := &f.Topics[i].Partitions[j]
+			storage.RecycleRead(p.RecordBatches)
+			p.RecordBatches = nil
+		}
+	}
 }

@@ -9,10 +9,11 @@ import "sync"
 // a catch-up storm, with one.
 var answerFrames sync.Pool // of *[]byte
 
-// maxRecycledFrame bounds the frames kept: an answer larger than this (a
-// Fetch full of records, a large describe) is rare, and keeping it would
-// hold its memory.
-const maxRecycledFrame = 64 << 10
+// maxRecycledFrame bounds the frames kept: a Fetch answer with a log tail
+// for an observer that caught up from a snapshot is within it, and the
+// frames kept are as many as answers were being written at once; a larger
+// answer is rare.
+const maxRecycledFrame = 1 << 20
 
 // newAnswerFrame is an empty frame to encode an answer into.
 func newAnswerFrame() *[]byte {

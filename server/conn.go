@@ -310,6 +310,9 @@ func (s *Server) answer(log zerolog.Logger, req *Request, resp *responder, p *pe
 	buf := newAnswerFrame()
 	*buf = protocol.AppendResponse(*buf, req.Header, out)
 	p.frame, p.recycled = *buf, buf
+	if f, ok := out.(*kmsg.FetchResponse); ok {
+		recycleRecords(f)
+	}
 	return true
 }
 

@@ -442,7 +442,8 @@ func (l *Log) syncNamesLocked() error {
 // from one segment, adding batches while the total stays within maxBytes;
 // the first batch is returned whole even if bigger than maxBytes. At
 // EndOffset it returns no bytes. Offsets below StartOffset or above
-// EndOffset are ErrOffsetOutOfRange.
+// EndOffset are ErrOffsetOutOfRange. The bytes are the caller's own; one
+// done with them may give them back with RecycleRead.
 func (l *Log) Read(offset int64, maxBytes int) ([]byte, error) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -466,7 +467,7 @@ func (l *Log) Read(offset int64, maxBytes int) ([]byte, error) {
 	}
 	n := min(int64(max(maxBytes, 0)), s.size-pos)
 	n = max(n, first.size)
-	buf := make([]byte, n)
+	buf := takeReadBuffer(int(n))
 	if _, err := s.log.ReadAt(buf, pos); err != nil {
 		return nil, fmt.Errorf("storage: read segment %d at %d: %w", s.base, pos, err)
 	}
