@@ -307,7 +307,7 @@ func (s *Server) answer(log zerolog.Logger, req *Request, resp *responder, p *pe
 		}
 		return true
 	}
-	buf := newAnswerFrame(answerSize(out))
+	buf := newAnswerFrame()
 	*buf = protocol.AppendResponse(*buf, req.Header, out)
 	p.frame, p.recycled = *buf, buf
 	if f, ok := out.(*kmsg.FetchResponse); ok {
